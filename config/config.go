@@ -1,0 +1,428 @@
+// Package config loads Causeway's settings from CAUSEWAY_* environment variables
+// and an optional YAML file into one typed struct, validated before anything starts.
+package config
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/viper"
+)
+
+// Mode selects the defaults that differ between the all-in-one development run and
+// the production binaries (private egress is only safe to allow on a laptop).
+type Mode int
+
+const (
+	// ModeProduction is used by the separate api and worker binaries.
+	ModeProduction Mode = iota
+	// ModeDev is used by `causeway run` (make run): embedded everything.
+	ModeDev
+)
+
+// Config is every setting of DESIGN.md §3 plus the OAuth and SQL-target settings
+// the issues call for. Field names mirror the environment keys.
+type Config struct {
+	HTTPAddr  string `mapstructure:"http_addr"`
+	DataDir   string `mapstructure:"data_dir"`
+	LogLevel  string `mapstructure:"log_level"`
+	PublicURL string `mapstructure:"public_url"`
+
+	DatabaseURL string `mapstructure:"database_url"`
+	RedisURL    string `mapstructure:"redis_url"`
+
+	TemporalAddress      string `mapstructure:"temporal_address"`
+	TemporalNamespace    string `mapstructure:"temporal_namespace"`
+	TemporalUIAddr       string `mapstructure:"temporal_ui_addr"`
+	TemporalEmbeddedPort int    `mapstructure:"temporal_embedded_port"`
+	TemporalTaskQueue    string `mapstructure:"temporal_task_queue"`
+
+	AuthJWTSecret     string        `mapstructure:"auth_jwt_secret"`
+	AuthIssuer        string        `mapstructure:"auth_issuer"`
+	AuthAudience      string        `mapstructure:"auth_audience"`
+	AuthTokenTTL      time.Duration `mapstructure:"auth_token_ttl"`
+	AuthRefreshTTL    time.Duration `mapstructure:"auth_refresh_ttl"`
+	AuthSignupEnabled bool          `mapstructure:"auth_signup_enabled"`
+
+	SecretsKey string `mapstructure:"secrets_key"`
+
+	LLMBaseURL string `mapstructure:"llm_base_url"`
+	LLMAPIKey  string `mapstructure:"llm_api_key"`
+	LLMModel   string `mapstructure:"llm_model"`
+
+	EgressAllowPrivate bool `mapstructure:"egress_allow_private"`
+
+	QuotaEventsPerMonth         int `mapstructure:"quota_events_per_month"`
+	QuotaInvestigationsPerMonth int `mapstructure:"quota_investigations_per_month"`
+	RateLimitPerMinute          int `mapstructure:"rate_limit_per_minute"`
+	// AuthRateLimitPerMinute limits sign-up, login and refresh per client IP: each
+	// login costs a bcrypt comparison, and password guessing must be slow.
+	AuthRateLimitPerMinute int `mapstructure:"auth_rate_limit_per_minute"`
+	// TrustedProxies lists the reverse proxies (IPs or CIDRs, comma-separated)
+	// whose X-Forwarded-For is believed; empty trusts none, so a client cannot
+	// choose the IP it is logged and rate-limited under.
+	TrustedProxies string `mapstructure:"trusted_proxies"`
+
+	// MetricsAddr, when set, makes the worker binary serve GET /metrics there:
+	// activity metrics (deliveries, investigations, tokens) live in the worker.
+	MetricsAddr string `mapstructure:"metrics_addr"`
+
+	OAuth OAuthConfig `mapstructure:"oauth"`
+
+	// SQLTargets names the databases sql_migration remediation steps may change,
+	// as "name=dsn,name2=dsn2" (dsn: a postgres:// URL or sqlite:<file>), so
+	// runbooks refer to a name and never carry a connection string.
+	SQLTargets string `mapstructure:"sql_targets"`
+}
+
+// OAuthConfig holds both identity providers. Endpoints are configurable so that
+// GitHub Enterprise, a Google-compatible IdP or a test server can stand in.
+type OAuthConfig struct {
+	GitHub OAuthProvider `mapstructure:"github"`
+	Google OAuthProvider `mapstructure:"google"`
+}
+
+// OAuthProvider is one identity provider's client registration.
+type OAuthProvider struct {
+	ClientID     string `mapstructure:"client_id"`
+	ClientSecret string `mapstructure:"client_secret"`
+	AuthURL      string `mapstructure:"auth_url"`
+	TokenURL     string `mapstructure:"token_url"`
+	UserInfoURL  string `mapstructure:"userinfo_url"`
+	EmailsURL    string `mapstructure:"emails_url"`
+}
+
+// Enabled reports whether the provider has a client registration.
+func (p OAuthProvider) Enabled() bool { return p.ClientID != "" && p.ClientSecret != "" }
+
+// keys lists every setting with its default; viper only binds env vars for keys it knows.
+var keys = map[string]any{
+	"http_addr":                      "127.0.0.1:8080",
+	"data_dir":                       "./data",
+	"log_level":                      "info",
+	"public_url":                     "",
+	"database_url":                   "",
+	"redis_url":                      "",
+	"temporal_address":               "",
+	"temporal_namespace":             "default",
+	"temporal_ui_addr":               "127.0.0.1:8233",
+	"temporal_embedded_port":         7233,
+	"temporal_task_queue":            "causeway",
+	"auth_jwt_secret":                "",
+	"auth_issuer":                    "causeway",
+	"auth_audience":                  "causeway-api",
+	"auth_token_ttl":                 "1h",
+	"auth_refresh_ttl":               "720h",
+	"auth_signup_enabled":            true,
+	"secrets_key":                    "",
+	"llm_base_url":                   "",
+	"llm_api_key":                    "",
+	"llm_model":                      "",
+	"egress_allow_private":           false,
+	"quota_events_per_month":         10000,
+	"quota_investigations_per_month": 1000,
+	"rate_limit_per_minute":          1200,
+	"auth_rate_limit_per_minute":     60,
+	"trusted_proxies":                "",
+	"metrics_addr":                   "",
+	"oauth.github.client_id":         "",
+	"oauth.github.client_secret":     "",
+	"oauth.github.auth_url":          "https://github.com/login/oauth/authorize",
+	"oauth.github.token_url":         "https://github.com/login/oauth/access_token",
+	"oauth.github.userinfo_url":      "https://api.github.com/user",
+	"oauth.github.emails_url":        "https://api.github.com/user/emails",
+	"oauth.google.client_id":         "",
+	"oauth.google.client_secret":     "",
+	"oauth.google.auth_url":          "https://accounts.google.com/o/oauth2/v2/auth",
+	"oauth.google.token_url":         "https://oauth2.googleapis.com/token",
+	"oauth.google.userinfo_url":      "https://openidconnect.googleapis.com/v1/userinfo",
+	"oauth.google.emails_url":        "",
+	"sql_targets":                    "",
+}
+
+// Load reads defaults, then the YAML file (when path is not empty), then CAUSEWAY_*
+// environment variables, and validates the result. In ModeDev the secrets that are
+// not given are generated once and kept in the data dir, so tokens and encrypted
+// webhook secrets survive restarts of `make run`.
+func Load(path string, mode Mode) (*Config, error) {
+	v := viper.New()
+	for k, def := range keys {
+		v.SetDefault(k, def)
+	}
+	if mode == ModeDev {
+		v.SetDefault("egress_allow_private", true)
+	}
+	v.SetEnvPrefix("CAUSEWAY")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	if path != "" {
+		v.SetConfigFile(path)
+		if err := v.ReadInConfig(); err != nil {
+			return nil, fmt.Errorf("config: read %s: %w", path, err)
+		}
+	}
+	var c Config
+	if err := v.Unmarshal(&c); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if mode == ModeDev {
+		if err := c.fillDevSecrets(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Validate reports every problem at once, each naming the environment variable to fix.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("CAUSEWAY_%s: %s", key, fmt.Sprintf(format, a...)))
+	}
+	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+		bad("HTTP_ADDR", "want host:port, got %q", c.HTTPAddr)
+	}
+	if c.DatabaseURL == "" && c.DataDir == "" {
+		bad("DATA_DIR", "required when CAUSEWAY_DATABASE_URL is empty (SQLite lives there)")
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		bad("DATABASE_URL", "must be a postgres:// URL")
+	}
+	if c.RedisURL != "" {
+		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+			bad("REDIS_URL", "must be a redis:// or rediss:// URL")
+		}
+	}
+	if c.TemporalAddress != "" {
+		if _, _, err := net.SplitHostPort(c.TemporalAddress); err != nil {
+			bad("TEMPORAL_ADDRESS", "want host:port, got %q", c.TemporalAddress)
+		}
+	}
+	if c.TemporalNamespace == "" {
+		bad("TEMPORAL_NAMESPACE", "must not be empty")
+	}
+	if c.TemporalEmbeddedPort < 0 || c.TemporalEmbeddedPort > 65535 {
+		bad("TEMPORAL_EMBEDDED_PORT", "must be a port number")
+	}
+	if len(c.AuthJWTSecret) < 32 {
+		bad("AUTH_JWT_SECRET", "must be at least 32 characters (HS256 key)")
+	}
+	if c.AuthIssuer == "" || c.AuthAudience == "" {
+		bad("AUTH_ISSUER", "issuer and CAUSEWAY_AUTH_AUDIENCE must not be empty")
+	}
+	if c.AuthTokenTTL < time.Minute || c.AuthTokenTTL > 24*time.Hour {
+		bad("AUTH_TOKEN_TTL", "must be between 1m and 24h, got %s", c.AuthTokenTTL)
+	}
+	if c.AuthRefreshTTL < c.AuthTokenTTL {
+		bad("AUTH_REFRESH_TTL", "must be at least the access token lifetime")
+	}
+	if k, err := base64.StdEncoding.DecodeString(c.SecretsKey); err != nil || len(k) != 32 {
+		bad("SECRETS_KEY", "must be 32 bytes, base64-encoded (openssl rand -base64 32)")
+	}
+	llmSet := c.LLMBaseURL != "" || c.LLMAPIKey != "" || c.LLMModel != ""
+	if llmSet && (c.LLMBaseURL == "" || c.LLMModel == "") {
+		bad("LLM_BASE_URL", "CAUSEWAY_LLM_BASE_URL and CAUSEWAY_LLM_MODEL are both required to use an LLM")
+	}
+	if c.QuotaEventsPerMonth < 0 || c.QuotaInvestigationsPerMonth < 0 {
+		bad("QUOTA_EVENTS_PER_MONTH", "quotas must be ≥ 0 (0 = unlimited)")
+	}
+	if c.RateLimitPerMinute < 0 {
+		bad("RATE_LIMIT_PER_MINUTE", "must be ≥ 0 (0 = unlimited)")
+	}
+	if c.AuthRateLimitPerMinute < 0 {
+		bad("AUTH_RATE_LIMIT_PER_MINUTE", "must be ≥ 0 (0 = unlimited)")
+	}
+	for _, p := range c.TrustedProxyList() {
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				bad("TRUSTED_PROXIES", "%q is neither an IP address nor a CIDR", p)
+			}
+		}
+	}
+	if _, err := ParseSQLTargets(c.SQLTargets); err != nil {
+		bad("SQL_TARGETS", "%v", err)
+	}
+	return errors.Join(errs...)
+}
+
+// TrustedProxyList splits TrustedProxies; nil means no proxy is trusted.
+func (c *Config) TrustedProxyList() []string {
+	var out []string
+	for _, p := range strings.Split(c.TrustedProxies, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// LLMEnabled reports whether investigations use the configured LLM instead of the offline analyzer.
+func (c *Config) LLMEnabled() bool { return c.LLMBaseURL != "" && c.LLMModel != "" }
+
+// EmbeddedTemporal reports whether `make run` must start its own Temporal server.
+func (c *Config) EmbeddedTemporal() bool { return c.TemporalAddress == "" }
+
+// SQLitePath is where the embedded database lives when no DATABASE_URL is set.
+func (c *Config) SQLitePath() string { return filepath.Join(c.DataDir, "causeway.db") }
+
+// fillDevSecrets generates the secrets that `make run` may leave unset and stores
+// them (0600) in the data dir, so a restart keeps sessions and decryptable secrets.
+func (c *Config) fillDevSecrets() error {
+	if c.AuthJWTSecret != "" && c.SecretsKey != "" {
+		return nil
+	}
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return fmt.Errorf("config: create data dir: %w", err)
+	}
+	var err error
+	if c.AuthJWTSecret == "" {
+		if c.AuthJWTSecret, err = persistedSecret(filepath.Join(c.DataDir, "jwt.secret")); err != nil {
+			return err
+		}
+	}
+	if c.SecretsKey == "" {
+		if c.SecretsKey, err = persistedSecret(filepath.Join(c.DataDir, "secrets.key")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func persistedSecret(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("config: read %s: %w", path, err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	s := base64.StdEncoding.EncodeToString(raw)
+	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("config: write %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Masked returns the settings as printable key/value pairs with every secret hidden,
+// for the start-up log line.
+func (c *Config) Masked() map[string]any {
+	mask := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "****"
+	}
+	return map[string]any{
+		"HTTP_ADDR":                      c.HTTPAddr,
+		"LOG_LEVEL":                      c.LogLevel,
+		"DATA_DIR":                       c.DataDir,
+		"PUBLIC_URL":                     c.PublicURL,
+		"DATABASE_URL":                   redactURL(c.DatabaseURL),
+		"REDIS_URL":                      redactURL(c.RedisURL),
+		"TEMPORAL_ADDRESS":               c.TemporalAddress,
+		"TEMPORAL_NAMESPACE":             c.TemporalNamespace,
+		"TEMPORAL_UI_ADDR":               c.TemporalUIAddr,
+		"TEMPORAL_EMBEDDED_PORT":         c.TemporalEmbeddedPort,
+		"TEMPORAL_TASK_QUEUE":            c.TemporalTaskQueue,
+		"AUTH_JWT_SECRET":                mask(c.AuthJWTSecret),
+		"AUTH_ISSUER":                    c.AuthIssuer,
+		"AUTH_AUDIENCE":                  c.AuthAudience,
+		"AUTH_TOKEN_TTL":                 c.AuthTokenTTL.String(),
+		"AUTH_REFRESH_TTL":               c.AuthRefreshTTL.String(),
+		"AUTH_RATE_LIMIT_PER_MINUTE":     c.AuthRateLimitPerMinute,
+		"TRUSTED_PROXIES":                c.TrustedProxies,
+		"AUTH_SIGNUP_ENABLED":            c.AuthSignupEnabled,
+		"SECRETS_KEY":                    mask(c.SecretsKey),
+		"LLM_BASE_URL":                   c.LLMBaseURL,
+		"LLM_API_KEY":                    mask(c.LLMAPIKey),
+		"LLM_MODEL":                      c.LLMModel,
+		"EGRESS_ALLOW_PRIVATE":           c.EgressAllowPrivate,
+		"QUOTA_EVENTS_PER_MONTH":         c.QuotaEventsPerMonth,
+		"QUOTA_INVESTIGATIONS_PER_MONTH": c.QuotaInvestigationsPerMonth,
+		"RATE_LIMIT_PER_MINUTE":          c.RateLimitPerMinute,
+		"METRICS_ADDR":                   c.MetricsAddr,
+		"OAUTH_GITHUB_CLIENT_ID":         c.OAuth.GitHub.ClientID,
+		"OAUTH_GITHUB_CLIENT_SECRET":     mask(c.OAuth.GitHub.ClientSecret),
+		"OAUTH_GITHUB_ENDPOINTS":         c.OAuth.GitHub.AuthURL + " " + c.OAuth.GitHub.TokenURL + " " + c.OAuth.GitHub.UserInfoURL,
+		"OAUTH_GOOGLE_CLIENT_ID":         c.OAuth.Google.ClientID,
+		"OAUTH_GOOGLE_CLIENT_SECRET":     mask(c.OAuth.Google.ClientSecret),
+		"OAUTH_GOOGLE_ENDPOINTS":         c.OAuth.Google.AuthURL + " " + c.OAuth.Google.TokenURL + " " + c.OAuth.Google.UserInfoURL,
+		"SQL_TARGETS":                    maskTargets(c.SQLTargets),
+	}
+}
+
+// redactURL hides the password of a connection URL but keeps host and database,
+// which is what an operator needs to see at start-up.
+func redactURL(s string) string {
+	if s == "" {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "****"
+	}
+	return u.Redacted()
+}
+
+var targetName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+
+// ParseSQLTargets reads CAUSEWAY_SQL_TARGETS ("name=dsn,name2=dsn2") into a map.
+// Names are lowercase identifiers; each DSN is a postgres:// URL or sqlite:<file>.
+func ParseSQLTargets(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, dsn, ok := strings.Cut(part, "=")
+		name, dsn = strings.TrimSpace(name), strings.TrimSpace(dsn)
+		switch {
+		case !ok || !targetName.MatchString(name):
+			return nil, fmt.Errorf("want name=dsn pairs with lowercase names, got %q", strings.SplitN(part, "=", 2)[0])
+		case out[name] != "":
+			return nil, fmt.Errorf("target %q is named twice", name)
+		case !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") &&
+			!(strings.HasPrefix(dsn, "sqlite:") && len(dsn) > len("sqlite:")):
+			return nil, fmt.Errorf("target %q: dsn must be a postgres:// URL or sqlite:<file>", name)
+		}
+		out[name] = dsn
+	}
+	return out, nil
+}
+
+// SQLTargetMap is the parsed SQLTargets; Validate has already refused a bad value.
+func (c *Config) SQLTargetMap() map[string]string {
+	m, _ := ParseSQLTargets(c.SQLTargets)
+	return m
+}
+
+// maskTargets shows the target names and hosts, never their passwords.
+func maskTargets(s string) string {
+	m, err := ParseSQLTargets(s)
+	if err != nil {
+		return "****"
+	}
+	names := make([]string, 0, len(m))
+	for n, dsn := range m {
+		names = append(names, n+"="+redactURL(dsn))
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}

@@ -1,0 +1,73 @@
+package models
+
+import (
+	"context"
+	"time"
+)
+
+// API key statuses.
+const (
+	APIKeyActive  = "active"
+	APIKeyRevoked = "revoked"
+)
+
+// APIKey authenticates one monitoring tool's webhook deliveries to a tenant. The key
+// itself is stored only as its SHA-256 (KeyHash) so a database copy cannot be
+// replayed; the webhook secret must be usable for HMAC checks, so it is kept
+// encrypted (SecretEnc, AES-GCM bound to the key ID) instead.
+type APIKey struct {
+	ID         string `gorm:"primaryKey;size:40"`
+	TenantID   string `gorm:"size:40;not null;index"`
+	Name       string `gorm:"size:200;not null"`
+	Prefix     string `gorm:"size:20;not null"`
+	KeyHash    string `gorm:"size:64;not null;uniqueIndex"`
+	SecretEnc  string `gorm:"type:text;not null"`
+	Status     string `gorm:"size:16;not null"`
+	CreatedAt  time.Time
+	RevokedAt  *time.Time
+	LastUsedAt *time.Time
+}
+
+// TableName keeps the table name readable in SQL consoles.
+func (APIKey) TableName() string { return "api_keys" }
+
+// CreateAPIKey stores a new key.
+func (s *Store) CreateAPIKey(ctx context.Context, k *APIKey) error {
+	err := s.db.WithContext(ctx).Create(k).Error
+	if isUniqueViolation(err) {
+		return ErrConflict
+	}
+	return err
+}
+
+// ListAPIKeys returns a tenant's keys, oldest first.
+func (s *Store) ListAPIKeys(ctx context.Context, tenantID string) ([]APIKey, error) {
+	var keys []APIKey
+	err := s.db.WithContext(ctx).Where("tenant_id = ?", tenantID).Order("created_at, id").Find(&keys).Error
+	return keys, err
+}
+
+// APIKeyByHash finds a key by the SHA-256 of its plaintext, whatever its status or
+// tenant; the caller decides whether it may be used.
+func (s *Store) APIKeyByHash(ctx context.Context, hash string) (*APIKey, error) {
+	return firstRow[APIKey](s.db.WithContext(ctx).Where("key_hash = ?", hash))
+}
+
+// RevokeAPIKey marks the tenant's key revoked (idempotently) and returns it. Another
+// tenant's key is ErrNotFound, exactly like a missing one.
+func (s *Store) RevokeAPIKey(ctx context.Context, tenantID, id string, now time.Time) (*APIKey, error) {
+	q := s.db.WithContext(ctx)
+	if err := q.Model(&APIKey{}).Where("tenant_id = ? AND id = ? AND status = ?", tenantID, id, APIKeyActive).
+		Updates(map[string]any{"status": APIKeyRevoked, "revoked_at": now}).Error; err != nil {
+		return nil, err
+	}
+	return firstRow[APIKey](q.Where("tenant_id = ? AND id = ?", tenantID, id))
+}
+
+// TouchAPIKey records that a key was used. It writes only when the stored time is
+// older than every, so a busy key costs one write per interval, not per delivery.
+func (s *Store) TouchAPIKey(ctx context.Context, id string, now time.Time, every time.Duration) error {
+	return s.db.WithContext(ctx).Model(&APIKey{}).
+		Where("id = ? AND (last_used_at IS NULL OR last_used_at < ?)", id, now.Add(-every)).
+		Update("last_used_at", now).Error
+}

@@ -1,0 +1,156 @@
+// Package models holds the GORM models and the store: the only code that reads or
+// writes the database. The same code runs on PostgreSQL (production, CI) and on
+// SQLite (make run).
+package models
+
+import (
+	"time"
+)
+
+// Roles a user can hold, strongest first.
+const (
+	RoleOwner    = "owner"
+	RoleAdmin    = "admin"
+	RoleOperator = "operator"
+	RoleViewer   = "viewer"
+)
+
+// ValidRole reports whether r is one of the four roles.
+func ValidRole(r string) bool {
+	switch r {
+	case RoleOwner, RoleAdmin, RoleOperator, RoleViewer:
+		return true
+	}
+	return false
+}
+
+// Incident statuses (DESIGN.md §4).
+const (
+	StatusOpen          = "open"
+	StatusTriaging      = "triaging"
+	StatusInvestigating = "investigating"
+	StatusInvestigated  = "investigated"
+	StatusRemediating   = "remediating"
+	StatusResolved      = "resolved"
+)
+
+// ValidStatus reports whether s is an incident status.
+func ValidStatus(s string) bool {
+	switch s {
+	case StatusOpen, StatusTriaging, StatusInvestigating, StatusInvestigated, StatusRemediating, StatusResolved:
+		return true
+	}
+	return false
+}
+
+// ValidSeverity reports whether s is a severity (including info).
+func ValidSeverity(s string) bool {
+	switch s {
+	case SeverityCritical, SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo:
+		return true
+	}
+	return false
+}
+
+// Severities. Webhook input also allows info.
+const (
+	SeverityCritical = "critical"
+	SeverityHigh     = "high"
+	SeverityMedium   = "medium"
+	SeverityLow      = "low"
+	SeverityInfo     = "info"
+)
+
+// SourceManual marks incidents opened through the API.
+const SourceManual = "manual"
+
+// Tenant is one customer organisation; every other row hangs off a tenant.
+type Tenant struct {
+	ID                  string `gorm:"primaryKey;size:40"`
+	Name                string `gorm:"size:200;not null"`
+	QuotaEvents         int    `gorm:"not null"` // per calendar month, 0 = unlimited
+	QuotaInvestigations int    `gorm:"not null"` // per calendar month, 0 = unlimited
+	CreatedAt           time.Time
+}
+
+// User is a person who signs in to a tenant with one role.
+type User struct {
+	ID            string `gorm:"primaryKey;size:40"`
+	TenantID      string `gorm:"size:40;not null;index"`
+	Email         string `gorm:"size:320;not null;uniqueIndex"`
+	Name          string `gorm:"size:200;not null"`
+	Role          string `gorm:"size:16;not null"`
+	PasswordHash  string `gorm:"size:200"`
+	OAuthProvider string `gorm:"column:oauth_provider;size:20;uniqueIndex:idx_users_oauth,where:oauth_provider <> ''"`
+	OAuthSubject  string `gorm:"column:oauth_subject;size:200;uniqueIndex:idx_users_oauth,where:oauth_provider <> ''"`
+	CreatedAt     time.Time
+}
+
+// RefreshToken is one link of a rotation chain (Family). Only the SHA-256 of the token
+// is stored; presenting a rotated token again revokes the whole family.
+type RefreshToken struct {
+	ID        string `gorm:"primaryKey;size:40"`
+	TenantID  string `gorm:"size:40;not null"`
+	UserID    string `gorm:"size:40;not null;index"`
+	FamilyID  string `gorm:"size:40;not null;index"`
+	TokenHash string `gorm:"size:64;not null;uniqueIndex"`
+	ExpiresAt time.Time
+	RotatedAt *time.Time
+	RevokedAt *time.Time
+	CreatedAt time.Time
+}
+
+// Incident is the record the API lists and reads. WorkflowStartedAt stays nil until
+// its IncidentWorkflow is known to exist; the dispatcher starts any it finds nil, so
+// an incident can never be left without its workflow.
+type Incident struct {
+	ID                string            `gorm:"primaryKey;size:40;index:idx_incidents_tenant_page,priority:2;index:idx_incidents_tenant_status,priority:3;index:idx_incidents_tenant_severity,priority:3"`
+	TenantID          string            `gorm:"size:40;not null;index:idx_incidents_tenant_page,priority:1;index:idx_incidents_tenant_status,priority:1;index:idx_incidents_tenant_severity,priority:1;index:idx_incidents_tenant_created,priority:1;index:idx_incidents_tenant_analytics,priority:1;uniqueIndex:idx_incidents_dedup,priority:1,where:source_alert_id <> ''"`
+	Title             string            `gorm:"size:500;not null"`
+	Description       string            `gorm:"type:text;not null"`
+	Severity          string            `gorm:"size:16;not null;index:idx_incidents_tenant_severity,priority:2;index:idx_incidents_tenant_analytics,priority:3"`
+	Status            string            `gorm:"size:16;not null;index:idx_incidents_tenant_status,priority:2"`
+	Source            string            `gorm:"size:40;not null;uniqueIndex:idx_incidents_dedup,priority:2,where:source_alert_id <> ''"`
+	SourceAlertID     string            `gorm:"size:500;not null;default:'';uniqueIndex:idx_incidents_dedup,priority:3,where:source_alert_id <> ''"`
+	Service           string            `gorm:"size:200;not null;default:''"`
+	Environment       string            `gorm:"size:100;not null;default:''"`
+	Tags              map[string]string `gorm:"type:text;serializer:json"`
+	Metadata          map[string]any    `gorm:"type:text;serializer:json"`
+	CreatedAt         time.Time         `gorm:"not null;index:idx_incidents_tenant_created,priority:2;index:idx_incidents_tenant_analytics,priority:2"`
+	UpdatedAt         time.Time         `gorm:"not null"`
+	ResolvedAt        *time.Time        `gorm:"index:idx_incidents_tenant_analytics,priority:4"`
+	WorkflowStartedAt *time.Time        `gorm:"index:idx_incidents_unstarted,where:workflow_started_at IS NULL"`
+}
+
+// TimelineEntry is one line of an incident's history. DedupKey makes writes from
+// retried activities idempotent: the same step never appears twice.
+type TimelineEntry struct {
+	ID         uint64    `gorm:"primaryKey;autoIncrement"`
+	TenantID   string    `gorm:"size:40;not null"`
+	IncidentID string    `gorm:"size:40;not null;index:idx_timeline_incident,priority:1"`
+	At         time.Time `gorm:"not null;index:idx_timeline_incident,priority:2"`
+	Kind       string    `gorm:"size:40;not null"`
+	Message    string    `gorm:"type:text;not null"`
+	Actor      string    `gorm:"size:320;not null"`
+	DedupKey   string    `gorm:"size:300;not null;uniqueIndex"`
+}
+
+// TableName keeps the table name readable in SQL consoles.
+func (TimelineEntry) TableName() string { return "incident_timeline" }
+
+// UsageCounter counts what a tenant consumed in one calendar month (UTC), so that
+// quota checks are a single conditional UPDATE.
+type UsageCounter struct {
+	TenantID       string `gorm:"primaryKey;size:40"`
+	Period         string `gorm:"primaryKey;size:7"` // YYYY-MM
+	Events         int    `gorm:"not null;default:0"`
+	Investigations int    `gorm:"not null;default:0"`
+	// LLMTokens is prompt plus completion tokens spent by investigations, for cost
+	// attribution.
+	LLMTokens int64 `gorm:"column:llm_tokens;not null;default:0"`
+}
+
+// All lists every model, in dependency order, for migrations.
+func All() []any {
+	return []any{&Tenant{}, &User{}, &RefreshToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &Runbook{}, &Remediation{}, &RemediationStep{}}
+}
