@@ -1,0 +1,161 @@
+package analyzer
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// hit is one raw signal before it is turned into findings for each role.
+type hit struct {
+	cat      string
+	stance   string
+	str      float64
+	what     string
+	roles    []string
+	citation string
+}
+
+// Investigate runs one offline specialist agent over the input. It is
+// deterministic and pure, so the same incident always yields the same report,
+// and cheap enough (well under 5 ms) to run inline in an activity. Each finding
+// cites the clause or field it rests on; an unknown role yields an empty report.
+func Investigate(role string, in Input) AgentReport {
+	rep := AgentReport{AgentRole: role, Findings: []Finding{}}
+	if !ValidRole(role) {
+		return rep
+	}
+	c := buildCorpus(in)
+	var hits []hit
+	hits = append(hits, ruleHits(c)...)
+	hits = append(hits, numericHits(c)...)
+	hits = append(hits, changeHits(c)...)
+
+	seen := map[string]int{}
+	for _, h := range hits {
+		if !hasRole(h.roles, role) || h.citation == "" {
+			continue
+		}
+		key := h.cat + "|" + h.stance + "|" + squash(h.citation)
+		if i, ok := seen[key]; ok {
+			if h.str > rep.Findings[i].Strength {
+				rep.Findings[i].Strength = round2(h.str)
+				rep.Findings[i].Summary = summarize(h)
+			}
+			continue
+		}
+		seen[key] = len(rep.Findings)
+		rep.Findings = append(rep.Findings, Finding{
+			AgentRole: role,
+			Category:  h.cat,
+			Stance:    h.stance,
+			Strength:  round2(h.str),
+			Summary:   summarize(h),
+			Citation:  h.citation,
+		})
+	}
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if a.Strength != b.Strength {
+			return a.Strength > b.Strength
+		}
+		if a.Category != b.Category {
+			return a.Category < b.Category
+		}
+		return a.Stance > b.Stance
+	})
+	const maxFindings = 16
+	if len(rep.Findings) > maxFindings {
+		rep.Findings = rep.Findings[:maxFindings]
+	}
+	return rep
+}
+
+func summarize(h hit) string {
+	if h.stance == StanceRefutes {
+		return fmt.Sprintf("The input rules out %s, which argues against %s.", h.what, h.cat)
+	}
+	return fmt.Sprintf("Evidence of %s, pointing to %s.", h.what, h.cat)
+}
+
+func hasRole(rs []string, r string) bool {
+	for _, x := range rs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceWeight discounts alert text (a symptom summary) and structured fields
+// relative to the raw context an engineer pasted.
+func sourceWeight(l *line) float64 {
+	switch l.src {
+	case "title", "description":
+		return 0.85
+	case "field":
+		return 0.6
+	}
+	return 1
+}
+
+func ruleHits(c *corpus) []hit {
+	var out []hit
+	for li := range c.lines {
+		l := &c.lines[li]
+		for ri := range rules {
+			r := &rules[ri]
+			if !r.pf.mayMatch(l.lower) {
+				continue
+			}
+			if r.unless != nil && r.unless.MatchString(l.lower) {
+				continue
+			}
+			if r.need != nil && !r.needClause && !r.need.MatchString(l.lower) {
+				continue
+			}
+			for _, m := range r.re.FindAllStringIndex(l.text, 4) {
+				if r.needClause {
+					sp := l.clauseAt(m[0])
+					if !r.need.MatchString(l.text[sp.s:sp.e]) {
+						continue
+					}
+				}
+				h := hit{cat: r.cat, what: r.what, roles: r.roles, citation: l.cite(m[0], m[1])}
+				switch {
+				case r.polar && r.refute:
+					h.stance, h.str = StanceRefutes, r.str
+				case r.polar:
+					h.stance, h.str = StanceSupports, r.str*sourceWeight(l)
+				case l.negated(m[0], m[1]):
+					if r.refStr == 0 {
+						continue
+					}
+					h.stance, h.str = StanceRefutes, r.refStr
+				case r.negOnly:
+					continue
+				default:
+					h.stance, h.str = StanceSupports, r.str*sourceWeight(l)
+				}
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+func round2(f float64) float64 {
+	if f < 0 {
+		return -round2(-f)
+	}
+	return float64(int64(f*100+0.5)) / 100
+}
+
+func lowerHasAny(s string, subs ...string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,121 @@
+package analyzer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Scenario is one labelled incident (format in scenarios/README.md), used by the
+// eval command and the accuracy tests to measure the analyzer against experts.
+type Scenario struct {
+	ID       string        `json:"id"`
+	Alert    ScenarioAlert `json:"alert"`
+	Context  []string      `json:"context"`
+	Expected Expected      `json:"expected"`
+}
+
+// ScenarioAlert mirrors the custom webhook payload field for field, so a
+// scenario can be replayed through the real API as well as the analyzer.
+type ScenarioAlert struct {
+	Title       string            `json:"title"`
+	Description string            `json:"description"`
+	Severity    string            `json:"severity"`
+	Service     string            `json:"service"`
+	Environment string            `json:"environment"`
+	Tags        map[string]string `json:"tags"`
+	Metadata    map[string]any    `json:"metadata"`
+}
+
+// Expected is the expert label; the service never receives it.
+type Expected struct {
+	Category  string   `json:"category"`
+	Agents    []string `json:"agents"`
+	Rationale string   `json:"rationale"`
+}
+
+// LoadScenario reads and strictly validates one scenario file, so a mislabelled
+// file fails loudly instead of skewing accuracy numbers. Errors name the file.
+func LoadScenario(path string) (Scenario, error) {
+	var s Scenario
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return s, fmt.Errorf("scenario %s: %w", path, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Scenario{}, fmt.Errorf("scenario %s: invalid JSON: %w", path, err)
+	}
+	if err := s.validate(); err != nil {
+		return Scenario{}, fmt.Errorf("scenario %s: %w", path, err)
+	}
+	return s, nil
+}
+
+func (s Scenario) validate() error {
+	if strings.TrimSpace(s.ID) == "" {
+		return fmt.Errorf("empty id")
+	}
+	if strings.TrimSpace(s.Alert.Title) == "" {
+		return fmt.Errorf("missing alert title")
+	}
+	if strings.TrimSpace(s.Alert.Description) == "" {
+		return fmt.Errorf("missing alert description")
+	}
+	if !ValidCategory(s.Expected.Category) {
+		return fmt.Errorf("unknown expected category %q", s.Expected.Category)
+	}
+	if len(s.Expected.Agents) == 0 {
+		return fmt.Errorf("expected agents is empty")
+	}
+	seen := map[string]bool{}
+	for _, a := range s.Expected.Agents {
+		if !ValidRole(a) {
+			return fmt.Errorf("unknown expected agent %q", a)
+		}
+		if seen[a] {
+			return fmt.Errorf("duplicate expected agent %q", a)
+		}
+		seen[a] = true
+	}
+	return nil
+}
+
+// LoadScenarios loads every *.json file of dir in name order, so evaluation
+// output is stable; the first invalid file aborts the load.
+func LoadScenarios(dir string) ([]Scenario, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, fmt.Errorf("scenarios %s: %w", dir, err)
+	}
+	sort.Strings(paths)
+	out := make([]Scenario, 0, len(paths))
+	for _, p := range paths {
+		s, err := LoadScenario(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Input converts the scenario's alert and context into what the agents see;
+// the label is deliberately left out.
+func (s Scenario) Input() Input {
+	return Input{
+		Title:       s.Alert.Title,
+		Description: s.Alert.Description,
+		Severity:    s.Alert.Severity,
+		Service:     s.Alert.Service,
+		Environment: s.Alert.Environment,
+		Tags:        s.Alert.Tags,
+		Metadata:    s.Alert.Metadata,
+		Context:     append([]string(nil), s.Context...),
+	}
+}

@@ -1,0 +1,343 @@
+package analyzer
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Result is the synthesized investigation answer (DESIGN.md §4).
+type Result struct {
+	Category string `json:"category"`
+	// Confidence is 0..1, rounded to 2 decimals.
+	Confidence float64 `json:"confidence"`
+	// RootCause names the mechanism and quotes the decisive evidence.
+	RootCause string `json:"rootCause"`
+	// Evidence is one entry per agent with valid findings, sorted by agent role.
+	Evidence []Evidence `json:"evidence"`
+	// Hypotheses are sorted by score desc, then category.
+	Hypotheses []Hypothesis `json:"hypotheses"`
+	// RecommendedActions are ordered and specific to the category and service.
+	RecommendedActions []string `json:"recommendedActions"`
+	// Dropped counts findings dropped for an invalid citation, category, role, stance or strength.
+	Dropped int `json:"dropped"`
+}
+
+// Evidence is what one agent contributed; Content quotes or points at the input.
+type Evidence struct {
+	AgentRole string `json:"agentRole"`
+	Content   string `json:"content"`
+}
+
+// Hypothesis is one considered category, kept so users see what was ruled out and why.
+type Hypothesis struct {
+	Category string  `json:"category"`
+	Summary  string  `json:"summary"`
+	Score    float64 `json:"score"`
+	RuledOut bool    `json:"ruledOut"`
+}
+
+// Thresholds of the decision rule; exported behaviour is documented on Synthesize.
+const (
+	decisiveStrength = 0.7  // a finding this strong can carry a confident answer
+	minWinnerScore   = 0.75 // below this aggregated score the answer is unknown
+	minWinnerSupport = 0.5  // the winner needs at least one finding this strong
+	refuteWeight     = 0.8
+)
+
+type catScore struct {
+	cat        string
+	sup, ref   map[string]float64 // per agent: max strength
+	supF       []Finding          // all supporting findings
+	nSup, nRef int
+	best       Finding // strongest supporting finding
+	bestRef    Finding
+	raw        float64
+}
+
+// Synthesize combines the reports of the agents that finished (failed agents
+// are simply absent) into the result. Whichever path produced the findings:
+// findings with an invalid citation, unknown category, role or stance, or a
+// strength outside 0..1 are dropped and counted. Each category is scored as the
+// sum over agents of the agent's strongest supporting finding, plus a small
+// bonus for corroborating findings, minus the agents' strongest refutations.
+// Confidence grows with the number of independent agents supporting the
+// winner, its margin over the runner-up and the number of alternatives ruled
+// out; it is capped at 0.5 when no supporting finding is decisive (strength ≥
+// 0.7). When the winner is weak the answer is "unknown" with confidence ≤ 0.3.
+// Losing and refuted categories are kept as hypotheses (RuledOut when refuted
+// or clearly beaten).
+func Synthesize(in Input, reports []AgentReport) Result {
+	res := Result{Evidence: []Evidence{}, Hypotheses: []Hypothesis{}, RecommendedActions: []string{}}
+	byRole := map[string][]Finding{}
+	scores := map[string]*catScore{}
+	for _, rep := range reports {
+		for _, f := range rep.Findings {
+			if f.AgentRole == "" {
+				f.AgentRole = rep.AgentRole
+			}
+			if !ValidRole(f.AgentRole) || (rep.AgentRole != "" && rep.AgentRole != f.AgentRole) ||
+				(f.Category != "" && !ValidCategory(f.Category)) ||
+				(f.Stance != StanceSupports && f.Stance != StanceRefutes) ||
+				f.Strength < 0 || f.Strength > 1 || math.IsNaN(f.Strength) ||
+				!CitationValid(in, f.Citation) {
+				res.Dropped++
+				continue
+			}
+			byRole[f.AgentRole] = append(byRole[f.AgentRole], f)
+			if f.Category == "" || f.Category == CategoryUnknown {
+				continue
+			}
+			cs := scores[f.Category]
+			if cs == nil {
+				cs = &catScore{cat: f.Category, sup: map[string]float64{}, ref: map[string]float64{}}
+				scores[f.Category] = cs
+			}
+			if f.Stance == StanceSupports {
+				cs.nSup++
+				cs.supF = append(cs.supF, f)
+				cs.sup[f.AgentRole] = math.Max(cs.sup[f.AgentRole], f.Strength)
+				if better(f, cs.best) {
+					cs.best = f
+				}
+			} else {
+				cs.nRef++
+				cs.ref[f.AgentRole] = math.Max(cs.ref[f.AgentRole], f.Strength)
+				if better(f, cs.bestRef) {
+					cs.bestRef = f
+				}
+			}
+		}
+	}
+	ranked := make([]*catScore, 0, len(scores))
+	for _, cs := range scores {
+		sup, ref := independentSupport(cs.supF), 0.0
+		for _, v := range cs.ref {
+			ref += v
+		}
+		extra := cs.nSup - len(cs.sup)
+		cs.raw = sup + 0.05*math.Min(float64(extra), 4) - refuteWeight*math.Min(ref, 1.5)
+		ranked = append(ranked, cs)
+	}
+	sort.Slice(ranked, func(i, j int) bool {
+		if ranked[i].raw != ranked[j].raw {
+			return ranked[i].raw > ranked[j].raw
+		}
+		return ranked[i].cat < ranked[j].cat
+	})
+
+	var win *catScore
+	for _, cs := range ranked {
+		if cs.best.Strength >= minWinnerSupport {
+			if cs.raw >= minWinnerScore {
+				win = cs
+			}
+			break
+		}
+	}
+	ruledOut := func(cs *catScore) bool {
+		if cs == win {
+			return false
+		}
+		if cs.nRef > 0 && cs.raw <= 0.3 {
+			return true
+		}
+		return win != nil && cs.raw < 0.5*win.raw
+	}
+	nRuled := 0
+	for _, cs := range ranked {
+		if ruledOut(cs) {
+			nRuled++
+		}
+		res.Hypotheses = append(res.Hypotheses, Hypothesis{
+			Category: cs.cat,
+			Summary:  hypothesisSummary(cs),
+			Score:    round2(1 - math.Exp(-math.Max(cs.raw, 0)/1.5)),
+			RuledOut: ruledOut(cs),
+		})
+	}
+
+	if win == nil {
+		res.Category = CategoryUnknown
+		conf := 0.15 + 0.02*math.Min(float64(nRuled), 5)
+		if len(ranked) > 0 && ranked[0].raw > 0 {
+			conf -= 0.05
+		}
+		res.Confidence = round2(conf)
+		res.RootCause = unknownNarrative(in, ranked)
+		res.Hypotheses = append(res.Hypotheses, Hypothesis{
+			Category: CategoryUnknown,
+			Summary:  "No category is supported strongly enough by the available evidence.",
+			Score:    round2(res.Confidence),
+		})
+	} else {
+		res.Category = win.cat
+		runner := 0.0
+		for _, cs := range ranked {
+			if cs != win {
+				runner = math.Max(runner, cs.raw)
+			}
+		}
+		margin := math.Max(0, math.Min(1, (win.raw-runner)/win.raw))
+		nAg := 0
+		for _, v := range win.sup {
+			if v >= 0.3 {
+				nAg++
+			}
+		}
+		conf := 0.2 + 0.1*math.Min(float64(nAg), 4) + 0.3*margin + 0.02*math.Min(float64(nRuled), 5)
+		if len(win.ref) > 0 {
+			conf -= 0.1
+		}
+		if win.best.Strength < decisiveStrength {
+			conf = math.Min(conf, 0.5)
+		}
+		res.Confidence = round2(math.Max(0.05, math.Min(0.95, conf)))
+		res.RootCause = rootCauseNarrative(in, win, nAg)
+	}
+	sort.SliceStable(res.Hypotheses, func(i, j int) bool {
+		a, b := res.Hypotheses[i], res.Hypotheses[j]
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		return a.Category < b.Category
+	})
+	res.Evidence = evidence(byRole, res.Category)
+	res.RecommendedActions = actions(res.Category, in.Service)
+	return res
+}
+
+// independentSupport sums, over agents, each agent's strongest supporting
+// finding; a finding that quotes the same text another agent already used
+// counts half, since two agents reading one line are not independent evidence.
+func independentSupport(fs []Finding) float64 {
+	sorted := append([]Finding(nil), fs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return better(sorted[i], sorted[j]) })
+	usedRole := map[string]bool{}
+	usedCite := map[string]bool{}
+	total := 0.0
+	for _, f := range sorted {
+		if usedRole[f.AgentRole] {
+			continue
+		}
+		usedRole[f.AgentRole] = true
+		k := squash(strings.ToLower(f.Citation))
+		if usedCite[k] {
+			total += f.Strength / 2
+		} else {
+			total += f.Strength
+		}
+		usedCite[k] = true
+	}
+	return total
+}
+
+func better(f, cur Finding) bool {
+	if cur.Citation == "" {
+		return true
+	}
+	if f.Strength != cur.Strength {
+		return f.Strength > cur.Strength
+	}
+	if f.AgentRole != cur.AgentRole {
+		return f.AgentRole < cur.AgentRole
+	}
+	return f.Citation < cur.Citation
+}
+
+func hypothesisSummary(cs *catScore) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d supporting finding(s) from %d agent(s), %d refuting.", label(cs.cat), cs.nSup, len(cs.sup), cs.nRef)
+	if cs.best.Citation != "" {
+		fmt.Fprintf(&b, " Strongest support: %q.", clip(cs.best.Citation, 160))
+	}
+	if cs.bestRef.Citation != "" {
+		fmt.Fprintf(&b, " Against: %q.", clip(cs.bestRef.Citation, 160))
+	}
+	return b.String()
+}
+
+func rootCauseNarrative(in Input, win *catScore, nAg int) string {
+	head := label(win.cat)
+	if in.Service != "" {
+		head = in.Service + ": " + head
+	} else if head != "" {
+		head = strings.ToUpper(head[:1]) + head[1:]
+	}
+	roles := sortedKeys(win.sup)
+	s := fmt.Sprintf("%s. %s Decisive evidence (%s agent): %q.", head, mechanism[win.cat], win.best.AgentRole, clip(win.best.Citation, 240))
+	if nAg > 1 {
+		s += fmt.Sprintf(" Corroborated by %d agents (%s).", nAg, strings.Join(roles, ", "))
+	}
+	if win.bestRef.Citation != "" {
+		s += fmt.Sprintf(" Conflicting signal: %q.", clip(win.bestRef.Citation, 160))
+	}
+	return s
+}
+
+func unknownNarrative(in Input, ranked []*catScore) string {
+	s := "The evidence does not support a specific root cause"
+	if in.Service != "" {
+		s += " for " + in.Service
+	}
+	s += "."
+	var weak, out []string
+	for _, cs := range ranked {
+		if cs.raw > 0 && len(weak) < 3 {
+			weak = append(weak, cs.cat)
+		}
+		if cs.raw <= 0 && len(out) < 5 {
+			out = append(out, cs.cat)
+		}
+	}
+	if len(weak) > 0 {
+		s += " Weak, inconclusive signals for: " + strings.Join(weak, ", ") + "."
+	}
+	if len(out) > 0 {
+		s += " Explicitly ruled out by the input: " + strings.Join(out, ", ") + "."
+	}
+	return s + " Gather more data (logs and metrics around the onset) before acting."
+}
+
+func evidence(byRole map[string][]Finding, winner string) []Evidence {
+	out := []Evidence{}
+	for _, role := range Roles {
+		fs := append([]Finding(nil), byRole[role]...)
+		if len(fs) == 0 {
+			continue
+		}
+		sort.SliceStable(fs, func(i, j int) bool {
+			wi, wj := fs[i].Category == winner, fs[j].Category == winner
+			if wi != wj {
+				return wi
+			}
+			return fs[i].Strength > fs[j].Strength
+		})
+		var parts []string
+		for i, f := range fs {
+			if i == 3 {
+				break
+			}
+			tag := f.Stance
+			if f.Category != "" {
+				tag += " " + f.Category
+			}
+			parts = append(parts, fmt.Sprintf("[%s] %s Evidence: %q", tag, f.Summary, clip(f.Citation, 200)))
+		}
+		out = append(out, Evidence{AgentRole: role, Content: strings.Join(parts, " ")})
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && (s[cut]&0xC0) == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}

@@ -1,0 +1,160 @@
+package analyzer
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// line is one unit of input text the agents read: the title, the description,
+// one line of a context entry, or a rendered tag/metadata field.
+type line struct {
+	text  string // original text, a substring of the input
+	lower string
+	src   string // "title", "description", "context", "field"
+	ref   string // citation to use instead of a quote (tags.x, metadata.x)
+	entry int    // context entry index; -1 for alert fields
+	idx   int    // line index within the entry
+	spans []span // clause boundaries
+}
+
+type span struct{ s, e int }
+
+// corpus is the pre-split input shared by all rules of one agent run.
+type corpus struct {
+	in      Input
+	lines   []line
+	entries [][]int // line indices per context entry
+}
+
+func buildCorpus(in Input) *corpus {
+	c := &corpus{in: in}
+	add := func(text, src, ref string, entry, idx int) int {
+		l := line{text: text, lower: strings.ToLower(text), src: src, ref: ref, entry: entry, idx: idx}
+		l.spans = clauses(text)
+		c.lines = append(c.lines, l)
+		return len(c.lines) - 1
+	}
+	if strings.TrimSpace(in.Title) != "" {
+		add(in.Title, "title", "", -1, 0)
+	}
+	if strings.TrimSpace(in.Description) != "" {
+		for i, t := range strings.Split(in.Description, "\n") {
+			if strings.TrimSpace(t) != "" {
+				add(t, "description", "", -1, i)
+			}
+		}
+	}
+	c.entries = make([][]int, len(in.Context))
+	for e, entry := range in.Context {
+		for i, t := range strings.Split(entry, "\n") {
+			if strings.TrimSpace(t) == "" {
+				continue
+			}
+			c.entries[e] = append(c.entries[e], add(t, "context", "", e, i))
+		}
+	}
+	for _, k := range sortedKeys(in.Tags) {
+		add(k+": "+in.Tags[k], "field", "tags."+k, -1, 0)
+	}
+	for _, k := range sortedKeys(in.Metadata) {
+		switch v := in.Metadata[k].(type) {
+		case string:
+			add(k+": "+v, "field", "metadata."+k, -1, 0)
+		case float64, int, bool:
+			add(fmt.Sprintf("%s: %v", k, v), "field", "metadata."+k, -1, 0)
+		}
+	}
+	return c
+}
+
+var clauseSep = regexp.MustCompile(`; |;; |, | \| |\. `)
+
+// clauses splits a line into clause spans so negations and citations stay
+// local to the statement they belong to.
+func clauses(t string) []span {
+	var out []span
+	start := 0
+	for _, m := range clauseSep.FindAllStringIndex(t, -1) {
+		// Keep "1,200" and "v2.1" intact: separators always contain a space.
+		out = append(out, span{start, m[0]})
+		start = m[1]
+	}
+	out = append(out, span{start, len(t)})
+	return out
+}
+
+// clauseAt returns the clause span that contains byte offset pos.
+func (l *line) clauseAt(pos int) span {
+	for _, sp := range l.spans {
+		if pos >= sp.s && pos < sp.e {
+			return sp
+		}
+	}
+	if len(l.spans) > 0 {
+		return l.spans[len(l.spans)-1]
+	}
+	return span{0, len(l.text)}
+}
+
+// cite returns a citation for the text around [s,e): the enclosing clause when
+// it is informative, else a window of the line; field lines cite the field.
+func (l *line) cite(s, e int) string {
+	if l.ref != "" {
+		return l.ref
+	}
+	sp := l.clauseAt(s)
+	if e > sp.e {
+		sp.e = min(e, len(l.text))
+	}
+	t := strings.TrimSpace(l.text[sp.s:sp.e])
+	if len(t) < 24 {
+		sp = span{0, len(l.text)}
+	}
+	if sp.e-sp.s > 220 {
+		a := max(sp.s, s-80)
+		b := min(sp.e, max(e, s)+140)
+		sp = span{a, b}
+	}
+	return trimCitation(l.text[sp.s:sp.e])
+}
+
+// trimCitation trims whitespace, trailing separators and partial UTF-8 runes.
+func trimCitation(t string) string {
+	for len(t) > 0 && (t[0]&0xC0) == 0x80 {
+		t = t[1:]
+	}
+	for len(t) > 0 && (t[len(t)-1]&0x80) != 0 && !validTail(t) {
+		t = t[:len(t)-1]
+	}
+	return strings.Trim(strings.TrimSpace(t), " ,;|")
+}
+
+func validTail(t string) bool {
+	return strings.ToValidUTF8(t, "\x00") == t
+}
+
+var (
+	negBefore = regexp.MustCompile(`(?i)(\b(no|not|without|zero|none|never|nothing|neither|nor|isn't|aren't|wasn't|weren't|didn't|doesn't|don't|hasn't|haven't)\b|(^|[^\w.,])0 +([a-z]|$))`)
+	normalRe  = regexp.MustCompile(`(?i)\b(unchanged|normal|healthy|flat|unremarkable|stable|steady|operational|nominal|as usual|fine)\b`)
+	changeRe  = regexp.MustCompile(`(?i)(->|→|=>|\bjump|\bspike|\bsurge|\brose\b|\bincreas|\bclimb|\bgrew\b|\bgrow|\bdrop|\bfell\b|\bdoubl|\btripl|\bfrom \S+ to\b)`)
+	zeroAfter = regexp.MustCompile(`(?i)^[\s:=]*(0|0\.0+|none|n/a)\b`)
+)
+
+// negated reports whether the match [s,e) in l is negated or described as
+// normal within its clause ("no lock waits", "evictions: 0", "CPU 30%, flat").
+func (l *line) negated(s, e int) bool {
+	sp := l.clauseAt(s)
+	clause := l.text[sp.s:sp.e]
+	pre := l.text[max(sp.s, s-40):s]
+	if negBefore.MatchString(pre) {
+		return true
+	}
+	if changeRe.MatchString(clause) {
+		return false
+	}
+	if e <= sp.e && zeroAfter.MatchString(l.text[e:sp.e]) {
+		return true
+	}
+	return normalRe.MatchString(clause)
+}
