@@ -1,0 +1,112 @@
+// Package activities holds every side effect Causeway's workflows perform: database
+// writes, and later LLM calls, step executors and event deliveries. Activities are
+// methods on one struct that holds their dependencies, and each is idempotent: a
+// retry after a crash converges on the same state.
+package activities
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/llm"
+	"github.com/causeway/causeway/models"
+)
+
+// Registered activity names. Workflows refer to activities by these constants so a
+// rename of a Go method never silently changes what running histories call.
+const (
+	NameSetIncidentStatus = "SetIncidentStatus"
+	NameAddTimeline       = "AddTimeline"
+)
+
+// Error types for non-retryable application errors, so workflows and the Temporal
+// UI can tell policy failures from transient ones.
+const (
+	ErrTypeNotFound = "NotFound"
+)
+
+// Activities holds the dependencies every activity uses.
+type Activities struct {
+	Store *models.Store
+	// LLM runs the specialist agents when an LLM is configured; nil means the
+	// offline analyzer answers instead.
+	LLM *llm.Client
+	// Egress is the SSRF-guarded client (package egress) for every
+	// tenant-supplied URL: event deliveries and remediation step executors.
+	Egress *http.Client
+	// Sealer opens the sealed signing secrets of webhook endpoints.
+	Sealer *auth.Sealer
+	// SQLTargets maps the names sql_migration steps may use to their DSNs
+	// (CAUSEWAY_SQL_TARGETS), so runbooks never carry connection strings.
+	SQLTargets map[string]string
+}
+
+// TimelineInput is one timeline entry to record. DedupKey is derived from the
+// workflow ID and the step, so the entry is written once however often it retries.
+type TimelineInput struct {
+	TenantID   string
+	IncidentID string
+	At         time.Time
+	Kind       string
+	Message    string
+	Actor      string
+	DedupKey   string
+}
+
+// StatusInput moves an incident to Status and records why.
+type StatusInput struct {
+	Timeline TimelineInput
+	Status   string
+}
+
+// StatusOutput is the incident's status before the change, so the workflow can tell
+// a fresh change from a retried one.
+type StatusOutput struct {
+	PreviousStatus string
+}
+
+// SetIncidentStatus writes an incident's status and its timeline entry in one
+// transaction.
+func (a *Activities) SetIncidentStatus(ctx context.Context, in StatusInput) (StatusOutput, error) {
+	inc, err := a.Store.SetIncidentStatus(ctx, models.StatusChange{
+		TenantID:   in.Timeline.TenantID,
+		IncidentID: in.Timeline.IncidentID,
+		Status:     in.Status,
+		At:         in.Timeline.At,
+		Entry:      in.Timeline.entry(),
+	})
+	if err != nil {
+		return StatusOutput{}, classify(err)
+	}
+	return StatusOutput{PreviousStatus: inc.Status}, nil
+}
+
+// AddTimeline records one timeline entry.
+func (a *Activities) AddTimeline(ctx context.Context, in TimelineInput) error {
+	e := in.entry()
+	return classify(a.Store.AddTimeline(ctx, &e))
+}
+
+func (in TimelineInput) entry() models.TimelineEntry {
+	return models.TimelineEntry{
+		TenantID: in.TenantID, IncidentID: in.IncidentID, At: in.At.UTC(),
+		Kind: in.Kind, Message: in.Message, Actor: in.Actor, DedupKey: in.DedupKey,
+	}
+}
+
+// classify turns store errors that no retry can fix into non-retryable
+// application errors; everything else (connection loss, timeouts) is retried.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, models.ErrNotFound) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeNotFound, err)
+	}
+	return err
+}

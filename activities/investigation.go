@@ -1,0 +1,419 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/llm"
+	"github.com/causeway/causeway/metrics"
+	"github.com/causeway/causeway/models"
+)
+
+// Registered names of the investigation activities.
+const (
+	NameTriageIncident          = "TriageIncident"
+	NameBeginInvestigation      = "BeginInvestigation"
+	NameRunAgent                = "RunAgent"
+	NameSynthesizeInvestigation = "SynthesizeInvestigation"
+	NameFinishInvestigation     = "FinishInvestigation"
+)
+
+// Error types of the investigation activities. The LLM types let the Temporal UI
+// and the coverage reasons tell a refusal from an outage.
+const (
+	ErrTypeQuotaExceeded  = "QuotaExceeded"
+	ErrTypeLLMRefused     = "LLMRefused"
+	ErrTypeLLMMalformed   = "LLMMalformedOutput"
+	ErrTypeLLMConfig      = "LLMInvalidConfig"
+	ErrTypeLLMRejected    = "LLMRequestRejected"
+	ErrTypeLLMUnavailable = "LLMUnavailable" // retryable
+)
+
+// OfflineModel is the model name recorded when the offline analyzer answered.
+const OfflineModel = "offline-analyzer"
+
+// TriageInput asks for an incident's triage; DedupKey keys its timeline entry.
+type TriageInput struct {
+	TenantID   string
+	IncidentID string
+	At         time.Time
+	DedupKey   string
+}
+
+// TriageOutput is triage's decision: the normalized severity, the agents to
+// dispatch (sorted) and why, in words.
+type TriageOutput struct {
+	Severity string
+	Agents   []string
+	Reason   string
+}
+
+// TriageIncident normalizes the incident's severity, selects the specialist agents
+// and records both with the reason in the timeline.
+func (a *Activities) TriageIncident(ctx context.Context, in TriageInput) (TriageOutput, error) {
+	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
+	if err != nil {
+		return TriageOutput{}, classify(err)
+	}
+	fallback := inc.Severity
+	if fallback == "" {
+		fallback = models.SeverityMedium
+	}
+	sev := analyzer.NormalizeSeverity(inc.Severity, fallback)
+	input := incidentInput(inc, nil)
+	input.Severity = sev
+	agents := analyzer.SelectAgents(input)
+	out := TriageOutput{Severity: sev, Agents: agents, Reason: triageReason(sev, agents)}
+	msg := fmt.Sprintf("Triage: severity %s; agents %s (%s)", sev, strings.Join(agents, ", "), out.Reason)
+	err = a.Store.SetIncidentSeverity(ctx, in.TenantID, in.IncidentID, sev, models.TimelineEntry{
+		At: in.At.UTC(), Kind: "triaged", Message: msg, Actor: "causeway", DedupKey: in.DedupKey,
+	})
+	return out, classify(err)
+}
+
+func triageReason(severity string, agents []string) string {
+	if severity == models.SeverityCritical {
+		return "critical alerts get every agent"
+	}
+	var extra []string
+	for _, r := range agents {
+		if r != analyzer.RoleLogs && r != analyzer.RoleMetrics {
+			extra = append(extra, r)
+		}
+	}
+	if len(extra) == 0 {
+		return "logs and metrics always run; no specialist's keywords appear in the alert"
+	}
+	return "logs and metrics always run; " + strings.Join(extra, ", ") + " matched keywords in the alert"
+}
+
+// incidentInput is what every agent sees: the alert fields and the context entries.
+func incidentInput(inc *models.Incident, contextEntries []string) analyzer.Input {
+	return analyzer.Input{
+		Title: inc.Title, Description: inc.Description, Severity: inc.Severity, Service: inc.Service,
+		Environment: inc.Environment, Tags: inc.Tags, Metadata: inc.Metadata, Context: analyzer.Excerpts(contextEntries),
+	}
+}
+
+// union merges two agent lists into one sorted list without repeats.
+func union(a, b []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range append(append([]string(nil), a...), b...) {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BeginInput starts one investigation pass. Agents may be empty (the previous
+// pass's agents, else triage's choice); Context is new supplemental text.
+type BeginInput struct {
+	TenantID        string
+	IncidentID      string
+	InvestigationID string
+	Pass            int
+	Agents          []string
+	Context         string
+	Actor           string
+	At              time.Time
+	DedupKey        string
+}
+
+// BeginOutput names the agents the pass dispatches.
+type BeginOutput struct {
+	Agents []string
+}
+
+// BeginInvestigation spends one unit of investigation quota and records the
+// running pass, its context and the incident's move to investigating, all in one
+// transaction keyed by the investigation id, so a retry never spends twice.
+// A spent quota is a non-retryable QuotaExceeded error.
+func (a *Activities) BeginInvestigation(ctx context.Context, in BeginInput) (BeginOutput, error) {
+	inv, err := a.Store.BeginInvestigation(ctx, models.BeginSpec{
+		TenantID: in.TenantID, IncidentID: in.IncidentID, InvestigationID: in.InvestigationID, Pass: in.Pass,
+		NewContext: strings.TrimSpace(in.Context), Actor: in.Actor, At: in.At.UTC(), Agents: in.Agents,
+		ChooseAgents: func(inc *models.Incident, entries []string, prev *models.Investigation) []string {
+			// A new pass keeps the previous pass's agents and adds any specialist
+			// the context gathered since then calls for.
+			chosen := analyzer.SelectAgents(incidentInput(inc, entries))
+			if prev != nil {
+				chosen = union(prev.Agents, chosen)
+			}
+			return chosen
+		},
+		Entry: models.TimelineEntry{At: in.At.UTC(), Kind: "investigation_started", Actor: in.Actor, DedupKey: in.DedupKey,
+			Message: fmt.Sprintf("Investigation pass %d started (%s)", in.Pass, in.InvestigationID)},
+	})
+	if errors.Is(err, models.ErrQuotaExceeded) {
+		return BeginOutput{}, temporal.NewNonRetryableApplicationError(
+			"the monthly investigation quota of this tenant is used up", ErrTypeQuotaExceeded, err)
+	}
+	if err != nil {
+		return BeginOutput{}, classify(err)
+	}
+	return BeginOutput{Agents: inv.Agents}, nil
+}
+
+// AgentInput names one agent of one pass; the activity loads the input itself,
+// so the incident's text never passes through workflow history.
+type AgentInput struct {
+	TenantID        string
+	IncidentID      string
+	InvestigationID string
+	AgentRole       string
+}
+
+// AgentSummary is the short account of an agent's report kept in history.
+type AgentSummary struct {
+	AgentRole string
+	Findings  int
+	Model     string
+	Summary   string
+}
+
+// RunAgent runs one specialist agent: the configured LLM, or the offline analyzer
+// when none is configured. The full report is stored as the pass's AgentRun; an
+// agent that already completed is not run again. LLM failures are classified:
+// rate limits, 5xx and network errors are retryable (honouring Retry-After);
+// refusals, malformed output and bad requests are not.
+func (a *Activities) RunAgent(ctx context.Context, in AgentInput) (AgentSummary, error) {
+	runID := in.InvestigationID + "/" + in.AgentRole
+	prev, err := a.agentRun(ctx, runID)
+	if err != nil {
+		return AgentSummary{}, err
+	}
+	if prev != nil && prev.Status == models.CoverageCompleted {
+		return summarize(prev)
+	}
+	inv, err := a.Store.GetInvestigation(ctx, in.TenantID, in.InvestigationID)
+	if err != nil {
+		return AgentSummary{}, classify(err)
+	}
+	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
+	if err != nil {
+		return AgentSummary{}, classify(err)
+	}
+	input := incidentInput(inc, inv.Context)
+	hctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go heartbeat(hctx)
+	run := &models.AgentRun{ID: runID, TenantID: in.TenantID, InvestigationID: in.InvestigationID,
+		AgentRole: in.AgentRole, Model: OfflineModel, UpdatedAt: time.Now().UTC()}
+	if prev != nil {
+		run.PromptTokens, run.CompletionTokens = prev.PromptTokens, prev.CompletionTokens
+	}
+	var rep analyzer.AgentReport
+	if a.LLM == nil {
+		rep = analyzer.Investigate(in.AgentRole, input)
+	} else {
+		var usage llm.Usage
+		run.Model = a.LLM.Model()
+		rep, usage, err = a.LLM.Investigate(ctx, in.AgentRole, input)
+		run.PromptTokens += usage.PromptTokens
+		run.CompletionTokens += usage.CompletionTokens
+		metrics.AddLLMTokens(usage.PromptTokens, usage.CompletionTokens)
+		if err != nil {
+			run.Status, run.Reason = models.CoverageFailed, shorten(err.Error())
+			if serr := a.Store.SaveAgentRun(ctx, run); serr != nil {
+				return AgentSummary{}, serr
+			}
+			return AgentSummary{}, classifyLLM(err)
+		}
+	}
+	body, err := json.Marshal(rep)
+	if err != nil {
+		return AgentSummary{}, temporal.NewNonRetryableApplicationError("encode agent report", ErrTypeLLMMalformed, err)
+	}
+	run.Status, run.Report = models.CoverageCompleted, string(body)
+	if err := a.Store.SaveAgentRun(ctx, run); err != nil {
+		return AgentSummary{}, err
+	}
+	return summarize(run)
+}
+
+func (a *Activities) agentRun(ctx context.Context, runID string) (*models.AgentRun, error) {
+	run, err := a.Store.AgentRun(ctx, runID)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil, nil
+	}
+	return run, err
+}
+
+func summarize(run *models.AgentRun) (AgentSummary, error) {
+	var rep analyzer.AgentReport
+	if err := json.Unmarshal([]byte(run.Report), &rep); err != nil {
+		return AgentSummary{}, temporal.NewNonRetryableApplicationError("stored agent report is unreadable", ErrTypeLLMMalformed, err)
+	}
+	s := AgentSummary{AgentRole: run.AgentRole, Findings: len(rep.Findings), Model: run.Model, Summary: "no findings"}
+	if len(rep.Findings) > 0 {
+		best := rep.Findings[0]
+		for _, f := range rep.Findings[1:] {
+			if f.Strength > best.Strength {
+				best = f
+			}
+		}
+		s.Summary = shorten(best.Summary)
+	}
+	return s, nil
+}
+
+// classifyLLM maps an LLM failure onto Temporal's retry decision (house style 6).
+func classifyLLM(err error) error {
+	msg := shorten(err.Error())
+	if llm.Retryable(err) {
+		var delay time.Duration
+		var ae *llm.APIError
+		if errors.As(err, &ae) {
+			delay = ae.RetryAfter
+		}
+		return temporal.NewApplicationErrorWithOptions(msg, ErrTypeLLMUnavailable, temporal.ApplicationErrorOptions{
+			Cause: err, NextRetryDelay: delay,
+		})
+	}
+	typ := ErrTypeLLMRejected
+	switch {
+	case errors.Is(err, llm.ErrRefused):
+		typ = ErrTypeLLMRefused
+	case errors.Is(err, llm.ErrMalformedOutput):
+		typ = ErrTypeLLMMalformed
+	case errors.Is(err, llm.ErrInvalidConfig):
+		typ = ErrTypeLLMConfig
+	}
+	return temporal.NewNonRetryableApplicationError(msg, typ, err)
+}
+
+// shorten keeps reasons readable in coverage, the timeline, delivery attempts
+// and history. It cuts on a rune boundary: PostgreSQL refuses invalid UTF-8,
+// so a cut inside a character would fail the write on every retry.
+func shorten(s string) string {
+	const limit = 300
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// SynthesisInput names the pass and the agents whose reports finished in time;
+// only those are read, so a late report never sneaks into the answer.
+type SynthesisInput struct {
+	TenantID        string
+	IncidentID      string
+	InvestigationID string
+	Completed       []string
+}
+
+// SynthesisSummary is the short account of the answer kept in history.
+type SynthesisSummary struct {
+	Category   string
+	Confidence float64
+	Evidence   int
+	Dropped    int
+}
+
+// SynthesizeInvestigation combines the stored reports with analyzer.Synthesize,
+// the same evidence rules for the offline and the LLM path (uncited findings
+// dropped, confidence from evidence, unknown when thin), and stores the answer on
+// the running pass. Synthesis is deterministic, so retries store the same answer.
+func (a *Activities) SynthesizeInvestigation(ctx context.Context, in SynthesisInput) (SynthesisSummary, error) {
+	inv, err := a.Store.GetInvestigation(ctx, in.TenantID, in.InvestigationID)
+	if err != nil {
+		return SynthesisSummary{}, classify(err)
+	}
+	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
+	if err != nil {
+		return SynthesisSummary{}, classify(err)
+	}
+	runs, err := a.Store.AgentRuns(ctx, in.InvestigationID)
+	if err != nil {
+		return SynthesisSummary{}, err
+	}
+	want := map[string]bool{}
+	for _, r := range in.Completed {
+		want[r] = true
+	}
+	var reports []analyzer.AgentReport
+	model := OfflineModel
+	for _, run := range runs {
+		if !want[run.AgentRole] || run.Status != models.CoverageCompleted {
+			continue
+		}
+		var rep analyzer.AgentReport
+		if err := json.Unmarshal([]byte(run.Report), &rep); err != nil {
+			continue
+		}
+		reports = append(reports, rep)
+		model = run.Model
+	}
+	res := analyzer.Synthesize(incidentInput(inc, inv.Context), reports)
+	syn := models.Synthesis{Category: res.Category, Confidence: res.Confidence, RootCause: res.RootCause,
+		RecommendedActions: res.RecommendedActions, Model: model}
+	for _, e := range res.Evidence {
+		syn.Evidence = append(syn.Evidence, models.Evidence{AgentRole: e.AgentRole, Content: e.Content})
+	}
+	for _, h := range res.Hypotheses {
+		syn.Hypotheses = append(syn.Hypotheses, models.Hypothesis{Category: h.Category, Summary: h.Summary, Score: h.Score, RuledOut: h.RuledOut})
+	}
+	if err := a.Store.SaveSynthesis(ctx, in.InvestigationID, syn); err != nil {
+		return SynthesisSummary{}, err
+	}
+	return SynthesisSummary{Category: res.Category, Confidence: res.Confidence, Evidence: len(res.Evidence), Dropped: res.Dropped}, nil
+}
+
+// FinishInput ends a pass as completed or failed, with the coverage of every
+// dispatched agent; Message is the timeline entry, keyed by DedupKey.
+type FinishInput struct {
+	TenantID        string
+	IncidentID      string
+	InvestigationID string
+	Status          string
+	Coverage        []models.Coverage
+	Reason          string
+	Message         string
+	At              time.Time
+	DedupKey        string
+}
+
+// FinishOutput is the incident's status after the pass ended.
+type FinishOutput struct {
+	IncidentStatus string
+}
+
+// FinishInvestigation records the end of a pass, its investigation.completed
+// outbox event, the token totals and the incident's new status in one
+// transaction; a pass already finished is left untouched.
+func (a *Activities) FinishInvestigation(ctx context.Context, in FinishInput) (FinishOutput, error) {
+	before, err := a.Store.GetInvestigation(ctx, in.TenantID, in.InvestigationID)
+	if err != nil {
+		return FinishOutput{}, classify(err)
+	}
+	status, err := a.Store.FinishInvestigation(ctx, models.FinishSpec{
+		TenantID: in.TenantID, InvestigationID: in.InvestigationID, Status: in.Status,
+		Coverage: in.Coverage, FailureReason: in.Reason, At: in.At.UTC(),
+		Entry: models.TimelineEntry{At: in.At.UTC(), Kind: "investigation_" + in.Status, Message: in.Message,
+			Actor: "causeway", DedupKey: in.DedupKey},
+	})
+	if err != nil {
+		return FinishOutput{}, classify(err)
+	}
+	if before.Status == models.InvestigationRunning { // count a pass once, not per retry
+		metrics.ObserveInvestigation(in.Status, in.At.Sub(before.StartedAt))
+	}
+	return FinishOutput{IncidentStatus: status}, nil
+}

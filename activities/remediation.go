@@ -1,0 +1,305 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/causeway/causeway/metrics"
+	"github.com/causeway/causeway/models"
+)
+
+// Registered names of the remediation activities.
+const (
+	NameProposeRemediations = "ProposeRemediations"
+	NameDecideRemediation   = "DecideRemediation"
+	NameBeginRemediation    = "BeginRemediation"
+	NameRunRemediationStep  = "RunRemediationStep"
+	NameFinishRemediation   = "FinishRemediation"
+)
+
+// ErrTypeInvalidStatus marks a remediation write refused because the row is in
+// another state; it means the workflow and the database disagree, which no
+// retry fixes.
+const ErrTypeInvalidStatus = "RemediationInvalidStatus"
+
+// StepRef is what a workflow needs to know of a step to schedule it: its place
+// and its type (which picks the timeout and retry policy). Params stay in the
+// database, out of history, because they may hold credentials.
+type StepRef struct {
+	Index int
+	Type  string
+}
+
+// ProposedRemediation is one remediation the proposal recorded.
+type ProposedRemediation struct {
+	RemediationID string
+	PlanHash      string
+	Steps         []StepRef
+}
+
+// ProposeInput names a completed pass and the root-cause category it found.
+type ProposeInput struct {
+	TenantID        string
+	IncidentID      string
+	InvestigationID string
+	Category        string
+	At              time.Time
+}
+
+// ProposeOutput lists every remediation of the pass, in a stable order.
+type ProposeOutput struct {
+	Remediations []ProposedRemediation
+}
+
+// ProposeRemediations turns every runbook matching the pass's category (and the
+// incident's service, when the runbook names services) into a remediation
+// awaiting approval, its params rendered with the incident's fields. Rows are
+// keyed by investigation + runbook, so a retry proposes nothing twice; the
+// answer is read back from the database, so it lists what a crashed earlier
+// attempt wrote too. A runbook whose templates do not render for this incident
+// is skipped with a timeline entry saying why.
+func (a *Activities) ProposeRemediations(ctx context.Context, in ProposeInput) (ProposeOutput, error) {
+	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
+	if err != nil {
+		return ProposeOutput{}, classify(err)
+	}
+	books, err := a.Store.Runbooks(ctx, in.TenantID)
+	if err != nil {
+		return ProposeOutput{}, err
+	}
+	data := TemplateData{Service: inc.Service, Environment: inc.Environment, IncidentID: inc.ID, Tags: inc.Tags}
+	at := in.At.UTC()
+	var rems []models.Remediation
+	var entries []models.TimelineEntry
+	for i := range books {
+		rb := &books[i]
+		if !rb.Matches(in.Category, inc.Service) {
+			continue
+		}
+		id := models.RemediationID(in.InvestigationID, rb.ID)
+		steps, err := a.renderSteps(id, rb, data)
+		entry := models.TimelineEntry{TenantID: inc.TenantID, IncidentID: inc.ID, At: at, Actor: "causeway",
+			Kind: "remediation_proposed", DedupKey: "remediation/" + id + "/proposed",
+			Message: fmt.Sprintf("Remediation %s proposed from runbook %q; awaiting approval", id, rb.Name)}
+		if err != nil {
+			entry.Kind, entry.DedupKey = "remediation_skipped", "remediation/"+id+"/skipped"
+			entry.Message = fmt.Sprintf("Runbook %q matched but was not proposed: %s", rb.Name, shorten(err.Error()))
+			if err := a.Store.AddTimeline(ctx, &entry); err != nil {
+				return ProposeOutput{}, err
+			}
+			continue
+		}
+		desc := rb.Name
+		if rb.Description != "" {
+			desc += ": " + rb.Description
+		}
+		rems = append(rems, models.Remediation{ID: id, TenantID: inc.TenantID, IncidentID: inc.ID, InvestigationID: in.InvestigationID,
+			RunbookID: rb.ID, Description: desc, Status: models.RemediationAwaitingApproval, PlanHash: models.PlanHash(steps),
+			CreatedAt: at, Steps: steps})
+		entries = append(entries, entry)
+	}
+	if err := a.Store.ProposeRemediations(ctx, rems, entries); err != nil {
+		return ProposeOutput{}, err
+	}
+	mine, err := a.Store.PassRemediations(ctx, in.TenantID, in.IncidentID, in.InvestigationID)
+	if err != nil {
+		return ProposeOutput{}, err
+	}
+	var out ProposeOutput
+	for _, r := range mine {
+		p := ProposedRemediation{RemediationID: r.ID, PlanHash: r.PlanHash}
+		for _, s := range r.Steps {
+			p.Steps = append(p.Steps, StepRef{Index: s.Index, Type: s.Type})
+		}
+		out.Remediations = append(out.Remediations, p)
+	}
+	return out, nil
+}
+
+// renderSteps renders a runbook's steps for one incident and checks the result
+// against the executors once more, now with every value known.
+func (a *Activities) renderSteps(remID string, rb *models.Runbook, data TemplateData) ([]models.RemediationStep, error) {
+	steps := make([]models.RemediationStep, len(rb.Steps))
+	for i, s := range rb.Steps {
+		params, err := RenderParams(s.Params, data)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", i, err)
+		}
+		ex, ok := executors[s.Type]
+		if !ok {
+			return nil, fmt.Errorf("step %d: unknown step type %q", i, s.Type)
+		}
+		if err := ex.check(params, true, a.SQLTargets); err != nil {
+			return nil, fmt.Errorf("step %d: %w", i, err)
+		}
+		steps[i] = models.RemediationStep{RemediationID: remID, Index: i, Type: s.Type, Description: s.Description,
+			Params: params, Status: models.StepPending}
+	}
+	return steps, nil
+}
+
+// DecisionInput records an approval, a rejection or an expiry.
+type DecisionInput struct {
+	TenantID      string
+	RemediationID string
+	Status        string // models.RemediationApproved or models.RemediationRejected
+	Actor         string
+	Reason        string
+	At            time.Time
+	Message       string
+	DedupKey      string
+}
+
+// DecideRemediation writes a decision and its timeline entry in one transaction.
+func (a *Activities) DecideRemediation(ctx context.Context, in DecisionInput) error {
+	kind := "remediation_approved"
+	if in.Status == models.RemediationRejected {
+		kind = "remediation_rejected"
+	}
+	err := a.Store.DecideRemediation(ctx, models.Decision{
+		TenantID: in.TenantID, RemediationID: in.RemediationID, Status: in.Status, Actor: in.Actor, Reason: in.Reason, At: in.At,
+		Entry: models.TimelineEntry{At: in.At.UTC(), Kind: kind, Message: in.Message, Actor: in.Actor, DedupKey: in.DedupKey},
+	})
+	return classifyRemediation(err)
+}
+
+// BeginRemediationInput records the start of an execution.
+type BeginRemediationInput struct {
+	TenantID      string
+	RemediationID string
+	Actor         string
+	At            time.Time
+	Message       string
+	DedupKey      string
+}
+
+// BeginRemediation moves the remediation to executing and its incident to
+// remediating, with who asked and when, in one transaction.
+func (a *Activities) BeginRemediation(ctx context.Context, in BeginRemediationInput) error {
+	err := a.Store.BeginRemediation(ctx, in.TenantID, in.RemediationID, in.Actor, in.At, models.TimelineEntry{
+		At: in.At.UTC(), Kind: "remediation_executing", Message: in.Message, Actor: in.Actor, DedupKey: in.DedupKey,
+	})
+	return classifyRemediation(err)
+}
+
+// StepInput names one step to run; IdempotencyKey is the workflow ID plus the
+// step index, sent to the target (Idempotency-Key header, SQL ledger row).
+type StepInput struct {
+	TenantID       string
+	RemediationID  string
+	Index          int
+	Type           string
+	IdempotencyKey string
+}
+
+// StepHeartbeat is how often a running step reports that its worker is alive;
+// the step presets' heartbeat timeout is a few times longer.
+const StepHeartbeat = 2 * time.Second
+
+// RunRemediationStep runs one step with its stored, rendered params: it marks the
+// step running (counting the attempt), runs the executor while heartbeating,
+// then marks it completed. A step already completed is not run again; a failure
+// is returned classified and recorded by the workflow when it gives up.
+func (a *Activities) RunRemediationStep(ctx context.Context, in StepInput) error {
+	now := time.Now()
+	before, err := a.Store.StartStep(ctx, in.RemediationID, in.Index, now)
+	if err != nil {
+		return classify(err)
+	}
+	if before.Status == models.StepCompleted {
+		return nil
+	}
+	started := now
+	if before.StartedAt != nil {
+		started = *before.StartedAt // an earlier attempt, perhaps on a lost worker
+	}
+	ctx = withStepStarted(ctx, started)
+	ex, ok := executors[before.Type]
+	if !ok {
+		return temporal.NewNonRetryableApplicationError("unknown step type "+before.Type, ErrTypeStepBadParams, nil)
+	}
+	hctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go heartbeat(hctx)
+	if err := ex.run(ctx, a, before.Params, in.IdempotencyKey); err != nil {
+		activity.GetLogger(ctx).Warn("remediation step failed", "remediation_id", in.RemediationID, "step", in.Index, "error", err)
+		metrics.ObserveRemediationStep(before.Type, stepOutcome(err))
+		return err
+	}
+	metrics.ObserveRemediationStep(before.Type, metrics.OutcomeSuccess)
+	return a.Store.CompleteStep(ctx, in.RemediationID, in.Index, time.Now())
+}
+
+// stepOutcome tells a final failure from an attempt Temporal will retry, so the
+// failure counter means "a remediation stopped here".
+func stepOutcome(err error) string {
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) && appErr.NonRetryable() {
+		return metrics.OutcomeFailure
+	}
+	return metrics.OutcomeRetry
+}
+
+// stepStartedKey carries when a step's first attempt started, so an executor
+// resumed on another worker (a wait) can continue instead of starting over.
+type stepStartedKey struct{}
+
+func withStepStarted(ctx context.Context, at time.Time) context.Context {
+	return context.WithValue(ctx, stepStartedKey{}, at)
+}
+
+// stepStarted is when the running step first started; now when unknown.
+func stepStarted(ctx context.Context) time.Time {
+	if at, ok := ctx.Value(stepStartedKey{}).(time.Time); ok {
+		return at
+	}
+	return time.Now()
+}
+
+func heartbeat(ctx context.Context) {
+	t := time.NewTicker(StepHeartbeat)
+	defer t.Stop()
+	for {
+		activity.RecordHeartbeat(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// FinishRemediationInput ends an execution; FailedStep is -1 on success.
+type FinishRemediationInput struct {
+	TenantID      string
+	RemediationID string
+	Status        string
+	FailedStep    int
+	Reason        string
+	At            time.Time
+	Message       string
+	DedupKey      string
+}
+
+// FinishRemediation records the outcome, the failed step, the remediation.*
+// outbox event and the timeline entry in one transaction.
+func (a *Activities) FinishRemediation(ctx context.Context, in FinishRemediationInput) error {
+	return classify(a.Store.FinishRemediation(ctx, models.RemediationOutcome{
+		TenantID: in.TenantID, RemediationID: in.RemediationID, Status: in.Status, FailedStep: in.FailedStep,
+		Reason: in.Reason, At: in.At,
+		Entry: models.TimelineEntry{At: in.At.UTC(), Kind: "remediation_" + in.Status, Message: in.Message,
+			Actor: "causeway", DedupKey: in.DedupKey},
+	}))
+}
+
+func classifyRemediation(err error) error {
+	if errors.Is(err, models.ErrInvalidStatus) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidStatus, err)
+	}
+	return classify(err)
+}

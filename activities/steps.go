@@ -1,0 +1,276 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/causeway/causeway/egress"
+)
+
+// Step types: the only kinds of step a runbook, and so a remediation, may hold.
+const (
+	StepHTTP               = "http"
+	StepVerification       = "verification"
+	StepSQLMigration       = "sql_migration"
+	StepDeploymentRollback = "deployment_rollback"
+	StepWait               = "wait"
+)
+
+// Error types of step executors. The blocked, rejected and bad-params types are
+// non-retryable: no retry can change where a URL points, what a remote system
+// refused or what a runbook says. StepUnavailable is retried.
+const (
+	ErrTypeEgressBlocked      = "EgressBlocked"
+	ErrTypeStepRejected       = "StepRejected"
+	ErrTypeStepBadParams      = "StepBadParams"
+	ErrTypeStepUnavailable    = "StepUnavailable"
+	ErrTypeVerificationFailed = "VerificationFailed"
+)
+
+// IdempotencyHeader carries each HTTP step's idempotency key, so a remote system
+// that honours it applies a retried call once.
+const IdempotencyHeader = "Idempotency-Key"
+
+// executor is one step type: check validates params (fully once rendered, only
+// their shape while they still hold template actions), run performs the step.
+type executor interface {
+	check(p map[string]any, rendered bool, sqlTargets map[string]string) error
+	run(ctx context.Context, a *Activities, p map[string]any, key string) error
+}
+
+var executors = map[string]executor{
+	StepHTTP:               httpStep{},
+	StepVerification:       verificationStep{},
+	StepSQLMigration:       sqlStep{},
+	StepDeploymentRollback: rollbackStep{},
+	StepWait:               waitStep{},
+}
+
+// StepTypes lists the implemented step types, sorted.
+func StepTypes() []string {
+	out := make([]string, 0, len(executors))
+	for k := range executors {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ValidateStep checks a runbook step before it is stored: a known type, params of
+// the right shape for its executor, and templates that parse. sqlTargets are the
+// configured target databases (only their names matter here); allowPrivate is
+// the deployment's private-egress setting, so a literal URL the egress client
+// would always refuse (a private IP literal, a numeric host) is refused now.
+func ValidateStep(typ string, params map[string]any, sqlTargets map[string]string, allowPrivate bool) error {
+	ex, ok := executors[typ]
+	if !ok {
+		return fmt.Errorf("unknown step type %q; valid types are %s", typ, strings.Join(StepTypes(), ", "))
+	}
+	if err := walkStrings(params, func(s string) error { _, err := parseTemplate(s); return err }); err != nil {
+		return err
+	}
+	if err := ex.check(params, false, sqlTargets); err != nil {
+		return err
+	}
+	// Every URL-bearing step type keeps its URL in params.url, already
+	// checked to be a string of the right shape by the executor above.
+	if raw, ok := params["url"].(string); ok && !templated(raw) {
+		if u, err := url.Parse(raw); err == nil {
+			if err := egress.CheckURL(u, allowPrivate); err != nil {
+				return fmt.Errorf("params.url: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// TemplateData is what step params may refer to: {{.Service}}, {{.Environment}},
+// {{.IncidentID}} and tag values {{index .Tags "k"}}.
+type TemplateData struct {
+	Service     string
+	Environment string
+	IncidentID  string
+	Tags        map[string]string
+}
+
+func parseTemplate(s string) (*template.Template, error) {
+	t, err := template.New("param").Option("missingkey=error").Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("template %q: %w", s, err)
+	}
+	return t, nil
+}
+
+// RenderParams renders every string in params with data; the result is what the
+// step runs with and what the plan hash covers.
+func RenderParams(params map[string]any, data TemplateData) (map[string]any, error) {
+	if data.Tags == nil {
+		data.Tags = map[string]string{}
+	}
+	out, err := render(params, data)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := out.(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m, nil
+}
+
+func render(v any, data TemplateData) (any, error) {
+	switch x := v.(type) {
+	case string:
+		if !strings.Contains(x, "{{") {
+			return x, nil
+		}
+		t, err := parseTemplate(x)
+		if err != nil {
+			return nil, err
+		}
+		var b bytes.Buffer
+		if err := t.Execute(&b, data); err != nil {
+			return nil, fmt.Errorf("template %q: %w", x, err)
+		}
+		return b.String(), nil
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			r, err := render(e, data)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = r
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			r, err := render(e, data)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = r
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+func walkStrings(v any, f func(string) error) error {
+	switch x := v.(type) {
+	case string:
+		return f(x)
+	case map[string]any:
+		for _, e := range x {
+			if err := walkStrings(e, f); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := walkStrings(e, f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decodeParams reads params into the executor's typed struct; unknown keys are
+// refused so a typo in a runbook is caught when it is created.
+func decodeParams(p map[string]any, v any) error {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("params: %w", err)
+	}
+	return nil
+}
+
+func templated(s string) bool { return strings.Contains(s, "{{") }
+
+// checkURL is the static URL check, egress.CheckURL's shape part; where the URL
+// may go is decided at dial time by the egress client, and at creation by
+// ValidateStep with the deployment's private-egress setting.
+func checkURL(field, raw string, rendered bool) error {
+	if raw == "" {
+		return fmt.Errorf("params.%s is required", field)
+	}
+	if !rendered && templated(raw) {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("params.%s must be an absolute http or https URL", field)
+	}
+	if err := egress.CheckURL(u, true); err != nil {
+		return fmt.Errorf("params.%s must be an absolute http or https URL the egress policy allows: %w", field, err)
+	}
+	return nil
+}
+
+func checkDuration(field, raw string, rendered bool, limit time.Duration) (time.Duration, error) {
+	if raw == "" || (!rendered && templated(raw)) {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil || d < 0 || d > limit {
+		return 0, fmt.Errorf("params.%s must be a duration between 0 and %s, like \"30s\"", field, limit)
+	}
+	return d, nil
+}
+
+// badParams makes bad params final; a URL the egress policy refuses is
+// reported as EgressBlocked, the same as when the client refuses it.
+func badParams(err error) error {
+	if egress.IsBlocked(err) {
+		return temporal.NewNonRetryableApplicationError(shorten(err.Error()), ErrTypeEgressBlocked, err)
+	}
+	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeStepBadParams, err)
+}
+
+// classifyTransport turns a failed request into Temporal's retry decision: a
+// destination refused by the egress policy is final, anything else on the wire
+// (DNS, connect, timeout) is worth retrying.
+func classifyTransport(err error) error {
+	if egress.IsBlocked(err) {
+		return temporal.NewNonRetryableApplicationError(shorten(err.Error()), ErrTypeEgressBlocked, err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return temporal.NewApplicationErrorWithCause(shorten(err.Error()), ErrTypeStepUnavailable, err)
+}
+
+// classifyStatus judges a response status: 408, 429 and 5xx are transient, any
+// other 4xx is a refusal no retry can fix, and a 2xx/3xx other than the one
+// expected (when one is) is a failed step.
+func classifyStatus(status, expect int, retryAfter time.Duration) error {
+	switch {
+	case status == 408 || status == 429 || status >= 500:
+		return temporal.NewApplicationErrorWithOptions(fmt.Sprintf("remote answered %d", status), ErrTypeStepUnavailable,
+			temporal.ApplicationErrorOptions{NextRetryDelay: retryAfter})
+	case status >= 400:
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("remote refused the call with %d", status), ErrTypeStepRejected, nil)
+	case expect != 0 && status != expect:
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("remote answered %d, expected %d", status, expect), ErrTypeStepRejected, nil)
+	case expect == 0 && (status < 200 || status > 299):
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("remote answered %d, expected a 2xx", status), ErrTypeStepRejected, nil)
+	}
+	return nil
+}

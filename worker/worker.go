@@ -1,0 +1,33 @@
+// Package worker builds the Temporal worker that runs Causeway's workflows and
+// activities. The worker binary and `make run` both use it.
+package worker
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/workflows"
+)
+
+// New returns a worker polling taskQueue with every workflow and activity
+// registered. It is not started.
+func New(c client.Client, taskQueue string, acts *activities.Activities) sdkworker.Worker {
+	w := sdkworker.New(c, taskQueue, sdkworker.Options{
+		// Finish in-flight activities on shutdown before their tasks time out and
+		// move to another worker.
+		WorkerStopTimeout: 20 * time.Second,
+		// An investigation starts one child workflow per agent at once, and each
+		// child's first workflow task comes from the shared queue, not the sticky
+		// one. With the SDK's two pollers (one of them on the sticky queue) those
+		// tasks queue behind each other; a long poll is one idle goroutine on a
+		// shared connection, so poll with room for a whole fan-out. Activities
+		// need no more pollers: they start eagerly, handed back with the workflow
+		// task that scheduled them.
+		MaxConcurrentWorkflowTaskPollers: 8,
+	})
+	workflows.Register(w, acts)
+	return w
+}

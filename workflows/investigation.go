@@ -1,0 +1,239 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/models"
+)
+
+// InvestigationWorkflow is one investigation pass: it dispatches one AgentWorkflow
+// per selected agent in parallel, waits for all of them or the deadline,
+// synthesizes an answer from whatever finished and records the result. Agents
+// that failed or ran out of time are reported in coverage, not as a failure of
+// the pass; only when no agent finished does the pass fail. The pass's start was
+// recorded by the incident workflow (with the quota) before this one began.
+// Synthesis, finish and proposals are short idempotent writes run as local
+// activities (withLocalStoreOptions), so the answer follows the last agent
+// within one workflow task.
+func InvestigationWorkflow(ctx workflow.Context, in InvestigationInput) (InvestigationOutcome, error) {
+	w := &investigation{in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID}
+	w.setup()
+	return w.run(ctx)
+}
+
+type investigation struct {
+	in      InvestigationInput
+	id      string
+	roles   []string
+	results []agentResult
+}
+
+// agentResult is what became of one dispatched agent.
+type agentResult struct {
+	done    bool
+	summary activities.AgentSummary
+	err     error
+}
+
+func (w *investigation) setup() {
+	if w.in.AgentTimeout <= 0 {
+		w.in.AgentTimeout = DefaultAgentTimeout
+	}
+	w.roles = slices.Clone(w.in.Agents)
+	slices.Sort(w.roles)
+	w.roles = slices.Compact(w.roles)
+	w.results = make([]agentResult, len(w.roles))
+}
+
+func (w *investigation) run(ctx workflow.Context) (InvestigationOutcome, error) {
+	// Ask every agent at once and stop waiting at the deadline.
+	w.fanOut(ctx)
+	coverage, completed := w.coverage()
+
+	// With no report at all there is nothing to synthesize: the pass fails, and
+	// says why, so the incident returns to a state a person can act on.
+	if len(completed) == 0 {
+		reason := "no agent produced a report: " + describeFailures(coverage)
+		if len(w.roles) == 0 {
+			reason = "no agents were selected"
+		}
+		return w.finish(ctx, models.InvestigationFailed, coverage, reason,
+			fmt.Sprintf("Investigation pass %d failed: %s", w.in.Pass, reason), activities.SynthesisSummary{})
+	}
+
+	// Combine the finished reports under the shared evidence rules.
+	var syn activities.SynthesisSummary
+	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameSynthesizeInvestigation, activities.SynthesisInput{
+		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID, Completed: completed,
+	}).Get(ctx, &syn)
+	if err != nil {
+		return InvestigationOutcome{}, err
+	}
+	msg := fmt.Sprintf("Investigation pass %d completed: %s (confidence %.2f), %d of %d agents reported",
+		w.in.Pass, syn.Category, syn.Confidence, len(completed), len(w.roles))
+	out, err := w.finish(ctx, models.InvestigationCompleted, coverage, "", msg, syn)
+	if err != nil {
+		return out, err
+	}
+
+	// Offer the tenant's matching runbooks as remediations awaiting approval.
+	w.propose(ctx, syn.Category)
+	return out, nil
+}
+
+// propose records one remediation per matching runbook and starts each one's
+// RemediationWorkflow as an abandoned child (it outlives the pass), waiting
+// until every start is durable so none is lost when this workflow ends. A
+// failure here is logged, not fatal: the pass's answer stands either way.
+func (w *investigation) propose(ctx workflow.Context, category string) {
+	var out activities.ProposeOutput
+	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameProposeRemediations, activities.ProposeInput{
+		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID,
+		Category: category, At: workflow.Now(ctx),
+	}).Get(ctx, &out)
+	if err != nil {
+		workflow.GetLogger(ctx).Error("could not propose remediations", "investigation_id", w.in.InvestigationID, "error", err)
+		return
+	}
+	starts := make([]workflow.ChildWorkflowFuture, len(out.Remediations))
+	for i, r := range out.Remediations {
+		starts[i] = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID:            RemediationWorkflowID(r.RemediationID),
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+			StaticSummary:         fmt.Sprintf("remediation of %s · %d steps", w.in.IncidentID, len(r.Steps)),
+		}), RemediationWorkflowName, RemediationInput{
+			TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, RemediationID: r.RemediationID, PlanHash: r.PlanHash, Steps: r.Steps,
+		})
+	}
+	for i, f := range starts {
+		var started *temporal.ChildWorkflowExecutionAlreadyStartedError
+		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil && !errors.As(err, &started) {
+			workflow.GetLogger(ctx).Error("could not start remediation workflow", "remediation_id", out.Remediations[i].RemediationID, "error", err)
+		}
+	}
+}
+
+// fanOut starts one child per agent, ranging the sorted roles and keeping the
+// futures in a slice, then collects results until all are in or the deadline
+// fires. Agents still running at the deadline are cancelled.
+func (w *investigation) fanOut(ctx workflow.Context) {
+	agentsCtx, cancelAgents := workflow.WithCancel(ctx)
+	futures := make([]workflow.ChildWorkflowFuture, len(w.roles))
+	for i, role := range w.roles {
+		opts := workflow.ChildWorkflowOptions{
+			WorkflowID:            AgentWorkflowID(w.in.IncidentID, w.in.Pass, role),
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			// The agent's own deadline, a backstop should the cancellation below
+			// never reach it.
+			WorkflowExecutionTimeout: w.in.AgentTimeout + time.Minute,
+			StaticSummary:            "agent " + role,
+		}
+		futures[i] = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(agentsCtx, opts), AgentWorkflowName, activities.AgentInput{
+			TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID, AgentRole: role,
+		})
+	}
+
+	pending, expired := len(futures), false
+	sel := workflow.NewSelector(ctx)
+	for i := range futures {
+		sel.AddFuture(futures[i], func(f workflow.Future) {
+			w.results[i].err = f.Get(ctx, &w.results[i].summary)
+			w.results[i].done = true
+			pending--
+		})
+	}
+	timerCtx, cancelTimer := workflow.WithCancel(ctx)
+	sel.AddFuture(workflow.NewTimer(timerCtx, w.in.AgentTimeout), func(workflow.Future) { expired = true })
+	for pending > 0 && !expired {
+		sel.Select(ctx)
+	}
+	cancelTimer()
+	if pending > 0 {
+		cancelAgents()
+	}
+}
+
+// coverage reports every dispatched agent in role order, and the roles whose
+// reports count.
+func (w *investigation) coverage() ([]models.Coverage, []string) {
+	cov := make([]models.Coverage, len(w.roles))
+	var completed []string
+	for i, role := range w.roles {
+		r := w.results[i]
+		switch {
+		case !r.done:
+			cov[i] = models.Coverage{AgentRole: role, Status: models.CoverageTimedOut,
+				Reason: fmt.Sprintf("no report within %s", w.in.AgentTimeout)}
+		case r.err != nil && isTimeout(r.err):
+			cov[i] = models.Coverage{AgentRole: role, Status: models.CoverageTimedOut, Reason: failureReason(r.err)}
+		case r.err != nil:
+			cov[i] = models.Coverage{AgentRole: role, Status: models.CoverageFailed, Reason: failureReason(r.err)}
+		default:
+			cov[i] = models.Coverage{AgentRole: role, Status: models.CoverageCompleted,
+				Reason: fmt.Sprintf("%d findings; %s", r.summary.Findings, r.summary.Summary)}
+			completed = append(completed, role)
+		}
+	}
+	return cov, completed
+}
+
+// finish records the end of the pass, its event and the incident's new status in
+// one local activity, and reports the outcome to the incident workflow.
+func (w *investigation) finish(ctx workflow.Context, status string, cov []models.Coverage, reason, msg string, syn activities.SynthesisSummary) (InvestigationOutcome, error) {
+	var out activities.FinishOutput
+	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameFinishInvestigation, activities.FinishInput{
+		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID,
+		Status: status, Coverage: cov, Reason: reason, Message: msg,
+		At: workflow.Now(ctx), DedupKey: timelineKey(w.id, "finished"),
+	}).Get(ctx, &out)
+	if err != nil {
+		return InvestigationOutcome{}, err
+	}
+	return InvestigationOutcome{
+		InvestigationID: w.in.InvestigationID, Status: status, IncidentStatus: out.IncidentStatus,
+		Category: syn.Category, Confidence: syn.Confidence, Coverage: cov, Reason: reason,
+	}, nil
+}
+
+func isTimeout(err error) bool {
+	var te *temporal.TimeoutError
+	return errors.As(err, &te)
+}
+
+// failureReason is the first application error's message and type: the
+// activity's own words, without the wrapping of child and activity errors.
+func failureReason(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		if app.Type() != "" {
+			return fmt.Sprintf("%s (%s)", app.Message(), app.Type())
+		}
+		return app.Message()
+	}
+	if isTimeout(err) {
+		return "agent timed out"
+	}
+	var canceled *temporal.CanceledError
+	if errors.As(err, &canceled) {
+		return "agent cancelled"
+	}
+	return "agent failed"
+}
+
+func describeFailures(cov []models.Coverage) string {
+	parts := make([]string, len(cov))
+	for i, c := range cov {
+		parts[i] = c.AgentRole + " " + c.Status + ": " + c.Reason
+	}
+	return strings.Join(parts, "; ")
+}

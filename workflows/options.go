@@ -1,0 +1,96 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/causeway/causeway/activities"
+)
+
+// withStoreOptions is the preset for database writes: short attempts, retried with
+// backoff for as long as the database is away, because losing a state change is
+// worse than recording it late.
+func withStoreOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+		},
+	})
+}
+
+// withLocalStoreOptions is the preset for the short database writes on an
+// investigation's critical path (start, synthesis, finish, proposals). They run
+// as local activities, inside the workflow task that asks for them, so each
+// saves a round trip through the server (three activity events, a dispatch and
+// one more workflow task), which is most of a write's latency. That is safe
+// because each write is idempotent (keyed by the investigation id or a
+// DedupKey): a workflow task lost after the write committed runs it again and
+// changes nothing. Retries back off as in withStoreOptions, in memory while the
+// backoff fits in a workflow task timeout, on a durable timer beyond. A local
+// activity's ScheduleToClose defaults to its StartToClose, so it is set to a day
+// to keep retrying while the database is away.
+func withLocalStoreOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout:    30 * time.Second,
+		ScheduleToCloseTimeout: 24 * time.Hour,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+		},
+	})
+}
+
+// withLLMOptions is the preset for agent runs: one LLM call (plus its repair) fits
+// in two minutes; transient failures (429, 5xx, network) back off and retry a
+// bounded number of times, because a pass must end while it is still useful.
+// Refusals and malformed output arrive as non-retryable errors and fail at once.
+func withLLMOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		// Heartbeats are how a cancelled agent (deadline passed) learns to stop
+		// its LLM call instead of spending tokens nobody will count.
+		HeartbeatTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    2 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    30 * time.Second,
+			MaximumAttempts:    4,
+		},
+	})
+}
+
+// withStepOptions is the preset of one remediation step, by type. Every step
+// heartbeats (see activities.StepHeartbeat), so a lost worker is noticed within
+// the heartbeat timeout and the step moves to another worker with the same
+// idempotency key. Transient failures retry with backoff a bounded number of
+// times; executors return refusals and bad params as non-retryable errors.
+func withStepOptions(ctx workflow.Context, stepType string) workflow.Context {
+	o := workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    2 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+			MaximumAttempts:    5,
+		},
+	}
+	switch stepType {
+	case activities.StepVerification:
+		// The executor probes repeatedly itself; retries here only cover lost workers.
+		o.StartToCloseTimeout, o.RetryPolicy.MaximumAttempts = 15*time.Minute, 3
+	case activities.StepSQLMigration:
+		o.StartToCloseTimeout, o.RetryPolicy.MaximumAttempts = 10*time.Minute, 3
+	case activities.StepDeploymentRollback:
+		o.StartToCloseTimeout = 5 * time.Minute
+	case activities.StepWait:
+		o.StartToCloseTimeout, o.RetryPolicy.MaximumAttempts = activities.MaxWait+5*time.Minute, 10
+	}
+	return workflow.WithActivityOptions(ctx, o)
+}

@@ -1,0 +1,39 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/causeway/causeway/activities"
+)
+
+// Registry is the part of a Temporal worker (or test environment) that takes
+// registrations.
+type Registry interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// Register adds every workflow and activity under its explicit name. The worker
+// binary, `make run` and the tests all call it, so they cannot drift apart.
+func Register(r Registry, a *activities.Activities) {
+	r.RegisterWorkflowWithOptions(IncidentWorkflow, workflow.RegisterOptions{Name: IncidentWorkflowName})
+	r.RegisterWorkflowWithOptions(InvestigationWorkflow, workflow.RegisterOptions{Name: InvestigationWorkflowName})
+	r.RegisterWorkflowWithOptions(AgentWorkflow, workflow.RegisterOptions{Name: AgentWorkflowName})
+	r.RegisterWorkflowWithOptions(RemediationWorkflow, workflow.RegisterOptions{Name: RemediationWorkflowName})
+	r.RegisterWorkflowWithOptions(DeliveryWorkflow, workflow.RegisterOptions{Name: DeliveryWorkflowName})
+
+	r.RegisterActivityWithOptions(a.SetIncidentStatus, activity.RegisterOptions{Name: activities.NameSetIncidentStatus})
+	r.RegisterActivityWithOptions(a.AddTimeline, activity.RegisterOptions{Name: activities.NameAddTimeline})
+	r.RegisterActivityWithOptions(a.TriageIncident, activity.RegisterOptions{Name: activities.NameTriageIncident})
+	r.RegisterActivityWithOptions(a.BeginInvestigation, activity.RegisterOptions{Name: activities.NameBeginInvestigation})
+	r.RegisterActivityWithOptions(a.RunAgent, activity.RegisterOptions{Name: activities.NameRunAgent})
+	r.RegisterActivityWithOptions(a.SynthesizeInvestigation, activity.RegisterOptions{Name: activities.NameSynthesizeInvestigation})
+	r.RegisterActivityWithOptions(a.FinishInvestigation, activity.RegisterOptions{Name: activities.NameFinishInvestigation})
+	r.RegisterActivityWithOptions(a.ProposeRemediations, activity.RegisterOptions{Name: activities.NameProposeRemediations})
+	r.RegisterActivityWithOptions(a.DecideRemediation, activity.RegisterOptions{Name: activities.NameDecideRemediation})
+	r.RegisterActivityWithOptions(a.BeginRemediation, activity.RegisterOptions{Name: activities.NameBeginRemediation})
+	r.RegisterActivityWithOptions(a.RunRemediationStep, activity.RegisterOptions{Name: activities.NameRunRemediationStep})
+	r.RegisterActivityWithOptions(a.FinishRemediation, activity.RegisterOptions{Name: activities.NameFinishRemediation})
+	r.RegisterActivityWithOptions(a.DeliverEvent, activity.RegisterOptions{Name: activities.NameDeliverEvent})
+}

@@ -1,0 +1,212 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/models"
+)
+
+// RemediationWorkflow owns one proposed remediation: it waits for an approval or
+// a rejection (expiring as rejected after the approval timeout), then for
+// execute, then runs the steps in order, each an activity with its type's
+// timeout and retry policy. A failed step stops the run; later steps stay
+// pending. Decisions and execute are updates whose validators refuse anything
+// but the one legal move, so of two concurrent approvals exactly one wins. Its ID
+// is RemediationWorkflowID(remediation id).
+func RemediationWorkflow(ctx workflow.Context, in RemediationInput) (RemediationState, error) {
+	w := &remediation{in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID,
+		state: RemediationState{RemediationID: in.RemediationID, Status: models.RemediationAwaitingApproval, FailedStep: -1}}
+	if w.in.ApprovalTimeout <= 0 {
+		w.in.ApprovalTimeout = DefaultApprovalTimeout
+	}
+	if err := w.setup(ctx); err != nil {
+		return w.state, err
+	}
+	return w.run(ctx)
+}
+
+type remediation struct {
+	in    RemediationInput
+	id    string
+	state RemediationState
+	begun bool // execution is recorded in the database; steps may run
+}
+
+func (w *remediation) setup(ctx workflow.Context) error {
+	if err := workflow.SetQueryHandler(ctx, QueryRemediationState, func() (RemediationState, error) { return w.state, nil }); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApproveRemediation, w.approve, workflow.UpdateHandlerOptions{
+		Validator: func(ctx workflow.Context, req ApproveRequest) error { return w.canApprove(req) },
+	}); err != nil {
+		return err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateRejectRemediation, w.reject, workflow.UpdateHandlerOptions{
+		Validator: func(ctx workflow.Context, req RejectRequest) error {
+			return w.expect(models.RemediationAwaitingApproval)
+		},
+	}); err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateExecuteRemediation, w.execute, workflow.UpdateHandlerOptions{
+		Validator: func(ctx workflow.Context, req ExecuteRequest) error { return w.expect(models.RemediationApproved) },
+	})
+}
+
+func (w *remediation) run(ctx workflow.Context) (RemediationState, error) {
+	// Wait for a person to decide; an unanswered proposal expires as rejected.
+	decided, err := workflow.AwaitWithTimeout(ctx, w.in.ApprovalTimeout, func() bool {
+		return w.state.Status != models.RemediationAwaitingApproval
+	})
+	if err != nil {
+		return w.state, err
+	}
+	if !decided {
+		reason := fmt.Sprintf("no decision within %s; the proposal expired", w.in.ApprovalTimeout)
+		if _, err := w.decide(ctx, models.RemediationRejected, "causeway", reason); err != nil {
+			return w.state, err
+		}
+	}
+	if w.state.Status != models.RemediationRejected {
+		// Approved: wait for execute, and for the execution to be recorded.
+		if err := workflow.Await(ctx, func() bool { return w.begun }); err != nil {
+			return w.state, err
+		}
+		if err := w.runSteps(ctx); err != nil {
+			return w.state, err
+		}
+	}
+	return w.state, workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+}
+
+// runSteps runs the steps in order and records the outcome; the first failure
+// stops the run.
+func (w *remediation) runSteps(ctx workflow.Context) error {
+	status, reason := models.RemediationCompleted, ""
+	for _, s := range w.in.Steps {
+		err := workflow.ExecuteActivity(withStepOptions(ctx, s.Type), activities.NameRunRemediationStep, activities.StepInput{
+			TenantID: w.in.TenantID, RemediationID: w.in.RemediationID, Index: s.Index, Type: s.Type,
+			IdempotencyKey: StepIdempotencyKey(w.id, s.Index),
+		}).Get(ctx, nil)
+		if err != nil {
+			status, reason = models.RemediationFailed, fmt.Sprintf("step %d (%s) failed: %s", s.Index, s.Type, stepFailure(err))
+			w.state.FailedStep = s.Index
+			break
+		}
+	}
+	msg := fmt.Sprintf("Remediation %s completed: %d steps succeeded", w.in.RemediationID, len(w.in.Steps))
+	if status == models.RemediationFailed {
+		msg = fmt.Sprintf("Remediation %s failed: %s", w.in.RemediationID, reason)
+	}
+	err := workflow.ExecuteActivity(withStoreOptions(ctx), activities.NameFinishRemediation, activities.FinishRemediationInput{
+		TenantID: w.in.TenantID, RemediationID: w.in.RemediationID, Status: status, FailedStep: w.state.FailedStep,
+		Reason: reason, At: workflow.Now(ctx), Message: msg, DedupKey: timelineKey(w.id, "finished"),
+	}).Get(ctx, nil)
+	if err != nil {
+		return err
+	}
+	w.state.Status, w.state.FailureReason = status, reason
+	return nil
+}
+
+// stepFailure is the executor's own words, without activity wrapping.
+func stepFailure(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return fmt.Sprintf("%s (%s)", app.Message(), app.Type())
+	}
+	if isTimeout(err) {
+		return "step timed out"
+	}
+	return "step failed"
+}
+
+// expect refuses an update unless the remediation is in status.
+func (w *remediation) expect(status string) error {
+	if w.state.Status != status {
+		return temporal.NewApplicationError(fmt.Sprintf("remediation is %s, not %s", w.state.Status, status), ErrTypeRemediationInvalidStatus)
+	}
+	return nil
+}
+
+// canApprove also binds the approval to the plan: a request naming another plan
+// hash than the one proposed is refused.
+func (w *remediation) canApprove(req ApproveRequest) error {
+	if err := w.expect(models.RemediationAwaitingApproval); err != nil {
+		return err
+	}
+	if req.PlanHash != w.in.PlanHash {
+		return temporal.NewApplicationError("the plan changed since it was shown; reload and review it", ErrTypeRemediationPlanChanged)
+	}
+	return nil
+}
+
+// approve and the other handlers check again (validators of updates delivered
+// together all run before any handler) and claim the new status before their
+// activity runs, so a concurrent second request is refused.
+func (w *remediation) approve(ctx workflow.Context, req ApproveRequest) (RemediationState, error) {
+	if err := w.canApprove(req); err != nil {
+		return w.state, err
+	}
+	w.state.ApprovedBy = req.Actor
+	return w.decide(ctx, models.RemediationApproved, req.Actor, "")
+}
+
+func (w *remediation) reject(ctx workflow.Context, req RejectRequest) (RemediationState, error) {
+	if err := w.expect(models.RemediationAwaitingApproval); err != nil {
+		return w.state, err
+	}
+	return w.decide(ctx, models.RemediationRejected, req.Actor, req.Reason)
+}
+
+// decide records an approval or rejection (a person's, or the expiry's).
+func (w *remediation) decide(ctx workflow.Context, status, actor, reason string) (RemediationState, error) {
+	before := w.state
+	w.state.Status = status
+	msg := fmt.Sprintf("Remediation %s approved by %s", w.in.RemediationID, actor)
+	if status == models.RemediationRejected {
+		w.state.RejectedBy, w.state.RejectReason = actor, reason
+		msg = fmt.Sprintf("Remediation %s rejected by %s", w.in.RemediationID, actor)
+		if reason != "" {
+			msg += ": " + reason
+		}
+	}
+	err := workflow.ExecuteActivity(withStoreOptions(ctx), activities.NameDecideRemediation, activities.DecisionInput{
+		TenantID: w.in.TenantID, RemediationID: w.in.RemediationID, Status: status, Actor: actor, Reason: reason,
+		At: workflow.Now(ctx), Message: msg, DedupKey: timelineKey(w.id, status),
+	}).Get(ctx, nil)
+	if err != nil {
+		// The decision was not recorded: the proposal stays open for another.
+		w.state = before
+		w.state.ApprovedBy = ""
+	}
+	return w.state, err
+}
+
+// execute records who started the execution (the incident moves to
+// remediating); the main loop then runs the steps.
+func (w *remediation) execute(ctx workflow.Context, req ExecuteRequest) (RemediationState, error) {
+	if err := w.expect(models.RemediationApproved); err != nil {
+		return w.state, err
+	}
+	w.state.Status, w.state.ExecutedBy = models.RemediationExecuting, req.Actor
+	err := workflow.ExecuteActivity(withStoreOptions(ctx), activities.NameBeginRemediation, activities.BeginRemediationInput{
+		TenantID: w.in.TenantID, RemediationID: w.in.RemediationID, Actor: req.Actor, At: workflow.Now(ctx),
+		Message:  fmt.Sprintf("Remediation %s executing (%d steps), started by %s", w.in.RemediationID, len(w.in.Steps), req.Actor),
+		DedupKey: timelineKey(w.id, "executing"),
+	}).Get(ctx, nil)
+	if err != nil {
+		// Nothing was recorded (store errors are retried until they stick, so
+		// this one was final): release the claim, or the remediation would
+		// refuse every later execute while the main loop waits for ever.
+		w.state.Status, w.state.ExecutedBy = models.RemediationApproved, ""
+		return w.state, err
+	}
+	w.begun = true
+	return w.state, nil
+}
