@@ -1,0 +1,98 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/models"
+)
+
+// Bounds of API key input. A tenant-supplied webhook secret (PagerDuty and Sentry
+// generate their own) must be long enough to resist guessing and short enough to
+// store.
+const (
+	MaxAPIKeyNameLength    = 100
+	MinWebhookSecretLength = 16
+	MaxWebhookSecretLength = 256
+)
+
+// APIKeys serves the API key endpoints. Plaintext keys and secrets exist only in
+// the creation response; they are never logged.
+type APIKeys struct {
+	store  *models.Store
+	sealer *auth.Sealer
+	now    func() time.Time
+}
+
+// NewAPIKeys wires the API key service; sealer encrypts webhook secrets at rest.
+func NewAPIKeys(store *models.Store, sealer *auth.Sealer) *APIKeys {
+	return &APIKeys{store: store, sealer: sealer, now: time.Now}
+}
+
+// CreateAPIKeyInput is the body of POST /v1/api-keys.
+type CreateAPIKeyInput struct {
+	Name          string `json:"name"`
+	WebhookSecret string `json:"webhookSecret"`
+}
+
+// CreatedAPIKey is a new key with the plaintexts the caller must copy now.
+type CreatedAPIKey struct {
+	Key           models.APIKey
+	Plaintext     string
+	WebhookSecret string
+}
+
+// Create issues a key and its webhook secret (generated unless the caller supplies
+// the one its monitoring tool generated).
+func (s *APIKeys) Create(ctx context.Context, p auth.Principal, in CreateAPIKeyInput) (*CreatedAPIKey, error) {
+	name := strings.TrimSpace(in.Name)
+	secret := strings.TrimSpace(in.WebhookSecret)
+	switch n := len(secret); {
+	case name == "":
+		return nil, validation("name is required")
+	case utf8.RuneCountInString(name) > MaxAPIKeyNameLength:
+		return nil, validation("name must be at most %d characters", MaxAPIKeyNameLength)
+	case in.WebhookSecret != "" && (n < MinWebhookSecretLength || n > MaxWebhookSecretLength):
+		return nil, validation("webhookSecret must be %d to %d characters", MinWebhookSecretLength, MaxWebhookSecretLength)
+	case secret == "":
+		secret = auth.NewWebhookSecret()
+	}
+	plain := auth.NewAPIKey()
+	k := models.APIKey{
+		ID: models.NewID("key"), TenantID: p.TenantID, Name: name, Prefix: auth.KeyDisplayPrefix(plain),
+		KeyHash: auth.SHA256Hex(plain), Status: models.APIKeyActive, CreatedAt: s.now().UTC(),
+	}
+	k.SecretEnc = s.sealer.Encrypt([]byte(secret), []byte(k.ID))
+	if err := s.store.CreateAPIKey(ctx, &k); err != nil {
+		return nil, unavailable("the database", err)
+	}
+	return &CreatedAPIKey{Key: k, Plaintext: plain, WebhookSecret: secret}, nil
+}
+
+// List returns the tenant's keys without any secret material.
+func (s *APIKeys) List(ctx context.Context, p auth.Principal) ([]models.APIKey, error) {
+	keys, err := s.store.ListAPIKeys(ctx, p.TenantID)
+	if err != nil {
+		return nil, unavailable("the database", err)
+	}
+	return keys, nil
+}
+
+// Revoke stops a key from authenticating webhooks: at once in this process, and
+// within keyCacheTTL in other API processes that verified it recently. Revoking
+// twice is not an error; another tenant's key is reported missing.
+func (s *APIKeys) Revoke(ctx context.Context, p auth.Principal, id string) (*models.APIKey, error) {
+	k, err := s.store.RevokeAPIKey(ctx, p.TenantID, id, s.now().UTC())
+	if errors.Is(err, models.ErrNotFound) {
+		return nil, Errorf(CodeNotFound, "no API key with id %q", id)
+	}
+	if err != nil {
+		return nil, unavailable("the database", err)
+	}
+	verifiedKeys.forget(k.ID)
+	return k, nil
+}

@@ -1,0 +1,108 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/workflows"
+)
+
+// Dispatcher guarantees every recorded incident gets exactly one IncidentWorkflow.
+//
+// An incident is committed to the database first, with WorkflowStartedAt nil; only
+// then is its workflow started, under the business-key ID IncidentWorkflowID. If
+// the process dies in between, or Temporal is down, the row stays queued and the
+// sweep (running in every worker) starts it later. Starting twice is harmless: the
+// ID conflict policy attaches to the running workflow and the reuse policy refuses
+// a second run after it finished.
+type Dispatcher struct {
+	store     *models.Store
+	temporal  client.Client
+	taskQueue string
+	log       *slog.Logger
+	now       func() time.Time
+	kick      chan struct{}
+}
+
+// NewDispatcher builds a dispatcher that starts workflows on taskQueue.
+func NewDispatcher(store *models.Store, tc client.Client, taskQueue string, log *slog.Logger) *Dispatcher {
+	return &Dispatcher{store: store, temporal: tc, taskQueue: taskQueue, log: log, now: time.Now, kick: make(chan struct{}, 1)}
+}
+
+// Ensure starts the incident's workflow unless it already exists, then marks the row.
+func (d *Dispatcher) Ensure(ctx context.Context, inc *models.Incident) error {
+	opts := client.StartWorkflowOptions{
+		ID:            workflows.IncidentWorkflowID(inc.ID),
+		TaskQueue:     d.taskQueue,
+		StaticSummary: fmt.Sprintf("%s · %s · %s", inc.Severity, inc.Source, inc.Title),
+	}
+	in := workflows.IncidentInput{
+		TenantID: inc.TenantID, IncidentID: inc.ID, Source: inc.Source, Status: inc.Status,
+		Severity: inc.Severity, Title: inc.Title, CreatedAt: inc.CreatedAt,
+	}
+	if err := startOnce(ctx, d.temporal, opts, workflows.IncidentWorkflowName, in); err != nil {
+		return fmt.Errorf("start workflow of incident %s: %w", inc.ID, err)
+	}
+	return d.store.MarkWorkflowStarted(ctx, inc.ID, d.now().UTC())
+}
+
+// Sweep parameters: how many pending incidents one query fetches, and how many
+// workflow starts run at once, so a burst of webhook incidents drains in a few
+// round trips without flooding Temporal.
+const (
+	sweepPage        = 200
+	sweepConcurrency = 16
+	sweepGrace       = 2 * time.Second
+)
+
+// Sweep starts the workflows of incidents recorded more than grace ago that still
+// have none, up to sweepConcurrency at a time, page after page until none is left
+// or a start fails. It returns how many it started and the failures.
+func (d *Dispatcher) Sweep(ctx context.Context, grace time.Duration) (int, error) {
+	total := 0
+	for {
+		pending, err := d.store.IncidentsWithoutWorkflow(ctx, d.now().UTC().Add(-grace), sweepPage)
+		if err != nil {
+			return total, err
+		}
+		n, err := d.ensureAll(ctx, pending)
+		total += n
+		if err != nil || len(pending) < sweepPage {
+			return total, err
+		}
+	}
+}
+
+// ensureAll starts the given incidents' workflows concurrently.
+func (d *Dispatcher) ensureAll(ctx context.Context, pending []models.Incident) (int, error) {
+	return forEachConcurrently(pending, func(inc *models.Incident) error { return d.Ensure(ctx, inc) })
+}
+
+// Kick asks Run to sweep now, with no grace period, instead of at the next tick.
+// It never blocks: the one-slot buffer folds a burst of kicks into one sweep that
+// sees every incident committed before it starts. The webhook path calls it after
+// each commit so it can answer without waiting for Temporal.
+func (d *Dispatcher) Kick() {
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run sweeps every interval until ctx ends. The grace period of a timed sweep
+// leaves the API's own immediate start time to finish so the two rarely race
+// (racing is still safe); a kicked sweep has none, because nobody else will start
+// those incidents.
+func (d *Dispatcher) Run(ctx context.Context, interval time.Duration) {
+	sweepLoop(ctx, interval, d.kick, d.log, "dispatcher sweep", func(kicked bool) (int, error) {
+		if kicked {
+			return d.Sweep(ctx, 0)
+		}
+		return d.Sweep(ctx, sweepGrace)
+	})
+}

@@ -1,0 +1,245 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/workflows"
+)
+
+// Limits of incident input (spec §8; the title bound is ours).
+const (
+	MaxTitleLength       = 200
+	MinDescriptionLength = 10
+	MaxDescriptionLength = 4000
+	MaxNoteLength        = 2000
+	DefaultPageSize      = 20
+	MaxPageSize          = 100
+	cursorTTL            = time.Hour
+	startTimeout         = 3 * time.Second
+)
+
+// Incidents serves the incident endpoints.
+type Incidents struct {
+	store      *models.Store
+	temporal   client.Client
+	dispatcher *Dispatcher
+	cursors    *auth.Signer
+	log        *slog.Logger
+	now        func() time.Time
+}
+
+// NewIncidents wires the incident service.
+func NewIncidents(store *models.Store, tc client.Client, d *Dispatcher, cursors *auth.Signer, log *slog.Logger) *Incidents {
+	return &Incidents{store: store, temporal: tc, dispatcher: d, cursors: cursors, log: log, now: time.Now}
+}
+
+// CreateIncidentInput is the body of POST /v1/incidents/chat.
+type CreateIncidentInput struct {
+	Title       string `json:"title"`
+	Description string `json:"description"`
+}
+
+// Create records a manual incident (spending one event of the monthly quota) and
+// starts its workflow. The answer is given once the incident is durable: if
+// Temporal cannot be reached right now, the dispatcher starts the workflow later.
+func (s *Incidents) Create(ctx context.Context, p auth.Principal, in CreateIncidentInput) (*models.Incident, models.Remaining, error) {
+	title := strings.TrimSpace(in.Title)
+	desc := strings.TrimSpace(in.Description)
+	switch n := utf8.RuneCountInString(desc); {
+	case title == "":
+		return nil, models.Remaining{}, validation("title is required")
+	case utf8.RuneCountInString(title) > MaxTitleLength:
+		return nil, models.Remaining{}, validation("title must be at most %d characters", MaxTitleLength)
+	case desc == "":
+		return nil, models.Remaining{}, validation("description is required (%d to %d characters)", MinDescriptionLength, MaxDescriptionLength)
+	case n < MinDescriptionLength || n > MaxDescriptionLength:
+		return nil, models.Remaining{}, validation("description must be %d to %d characters, got %d", MinDescriptionLength, MaxDescriptionLength, n)
+	}
+	now := s.now().UTC()
+	inc := &models.Incident{
+		ID: models.NewID("inc"), TenantID: p.TenantID, Title: title, Description: desc,
+		Severity: models.SeverityMedium, Status: models.StatusOpen, Source: models.SourceManual,
+		Tags: map[string]string{}, Metadata: map[string]any{}, CreatedAt: now, UpdatedAt: now,
+	}
+	rem, err := s.store.CreateIncident(ctx, inc, models.TimelineEntry{
+		At: now, Kind: "created", Message: "Incident opened manually", Actor: p.Email, DedupKey: inc.ID + "/created",
+	})
+	switch {
+	case errors.Is(err, models.ErrQuotaExceeded):
+		return nil, rem, Errorf(CodeEventQuotaExceeded, "the monthly event quota of this tenant is used up; it resets on the 1st (UTC)")
+	case err != nil:
+		return nil, rem, unavailable("the database", err)
+	}
+	s.startNow(ctx, inc)
+	return inc, rem, nil
+}
+
+// startNow is the fast path of workflow creation. Failure is only logged: the
+// incident is already durable and queued for the dispatcher's sweep.
+func (s *Incidents) startNow(ctx context.Context, inc *models.Incident) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), startTimeout)
+	defer cancel()
+	if err := s.dispatcher.Ensure(sctx, inc); err != nil {
+		s.log.Warn("incident workflow not started yet; the dispatcher will retry",
+			slog.String("tenant_id", inc.TenantID), slog.String("incident_id", inc.ID), slog.Any("error", err))
+	}
+}
+
+// ListInput holds the raw query parameters of GET /v1/incidents.
+type ListInput struct {
+	Limit    string
+	Cursor   string
+	Status   string
+	Severity string
+}
+
+// Page is one page of the pagination envelope.
+type Page struct {
+	Items  []models.Incident
+	Cursor string // "" when there are no more pages
+	Count  int64
+}
+
+// cursor is the signed content of an opaque cursor. It binds the page position to
+// the tenant and the filters, so it cannot be replayed against another query.
+type cursor struct {
+	After  string `json:"a"`
+	Tenant string `json:"t"`
+	Query  string `json:"q"`
+}
+
+// List returns one page of the tenant's incidents, newest first.
+func (s *Incidents) List(ctx context.Context, p auth.Principal, in ListInput) (Page, error) {
+	limit := DefaultPageSize
+	if in.Limit != "" {
+		n, err := strconv.Atoi(in.Limit)
+		if err != nil || n < 1 || n > MaxPageSize {
+			return Page{}, validation("limit must be an integer from 1 to %d", MaxPageSize)
+		}
+		limit = n
+	}
+	if in.Status != "" && !models.ValidStatus(in.Status) {
+		return Page{}, validation("status must be one of open, triaging, investigating, investigated, remediating, resolved")
+	}
+	if in.Severity != "" && !models.ValidSeverity(in.Severity) {
+		return Page{}, validation("severity must be one of critical, high, medium, low, info")
+	}
+	query := in.Status + "|" + in.Severity
+	var after string
+	if in.Cursor != "" {
+		var c cursor
+		if err := s.cursors.Open(in.Cursor, &c); err != nil {
+			if errors.Is(err, auth.ErrTokenExpired) {
+				return Page{}, validation("cursor has expired; start again from the first page")
+			}
+			return Page{}, validation("cursor is invalid")
+		}
+		if c.Tenant != p.TenantID || c.Query != query {
+			return Page{}, validation("cursor belongs to a different query; pass the same filters as the first page")
+		}
+		after = c.After
+	}
+	items, total, err := s.store.ListIncidents(ctx, p.TenantID, models.IncidentFilter{Status: in.Status, Severity: in.Severity}, after, limit+1)
+	if err != nil {
+		return Page{}, unavailable("the database", err)
+	}
+	page := Page{Items: items, Count: total}
+	if len(items) > limit {
+		page.Items = items[:limit]
+		next, err := s.cursors.Seal(cursor{After: page.Items[limit-1].ID, Tenant: p.TenantID, Query: query}, cursorTTL)
+		if err != nil {
+			return Page{}, err
+		}
+		page.Cursor = next
+	}
+	return page, nil
+}
+
+// Get returns an incident with its timeline. Another tenant's incident is reported
+// missing, exactly like one that does not exist.
+func (s *Incidents) Get(ctx context.Context, p auth.Principal, id string) (*models.Incident, []models.TimelineEntry, error) {
+	inc, err := findIncident(ctx, s.store, p.TenantID, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	tl, err := s.store.Timeline(ctx, p.TenantID, id)
+	if err != nil {
+		return nil, nil, unavailable("the database", err)
+	}
+	return inc, tl, nil
+}
+
+// findIncident is the one lookup every service uses for a path's incident id:
+// missing and another tenant's incident are the same incident_not_found.
+func findIncident(ctx context.Context, store *models.Store, tenantID, id string) (*models.Incident, error) {
+	inc, err := store.GetIncident(ctx, tenantID, id)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil, Errorf(CodeIncidentNotFound, "no incident with id %q", id)
+	}
+	if err != nil {
+		return nil, unavailable("the database", err)
+	}
+	return inc, nil
+}
+
+// Resolve asks the incident's workflow to resolve it and answers once the
+// resolution is recorded. The update ID is fixed, so a retried request joins the
+// first one instead of resolving twice.
+func (s *Incidents) Resolve(ctx context.Context, p auth.Principal, id, note string) (*models.Incident, []models.TimelineEntry, error) {
+	note = strings.TrimSpace(note)
+	if utf8.RuneCountInString(note) > MaxNoteLength {
+		return nil, nil, validation("note must be at most %d characters", MaxNoteLength)
+	}
+	inc, err := findIncident(ctx, s.store, p.TenantID, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.resolveAs(ctx, inc, p.Email, note); err != nil {
+		return nil, nil, err
+	}
+	return s.Get(ctx, p, id)
+}
+
+// resolveAs resolves inc through its IncidentWorkflow's resolve update on behalf of
+// actor: a user's e-mail, or a monitoring tool's name when its own "resolved"
+// notification closes the incident. Both paths share it so a resolution is always
+// recorded by the workflow, once. An incident already resolved is CodeInvalidStatus.
+func (s *Incidents) resolveAs(ctx context.Context, inc *models.Incident, actor, note string) error {
+	if inc.Status == models.StatusResolved {
+		return Errorf(CodeInvalidStatus, "incident %s is already resolved", inc.ID)
+	}
+	if inc.WorkflowStartedAt == nil {
+		if err := s.dispatcher.Ensure(ctx, inc); err != nil {
+			return unavailable("the workflow service", err)
+		}
+	}
+	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   workflows.IncidentWorkflowID(inc.ID),
+		UpdateID:     "resolve",
+		UpdateName:   workflows.UpdateResolve,
+		Args:         []any{workflows.ResolveRequest{Actor: actor, Note: note}},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = handle.Get(ctx, nil)
+	}
+	if err != nil {
+		// A refusal (already resolved) or a finished workflow: the database says
+		// which. Anything else means Temporal is unreachable right now.
+		if again, gerr := findIncident(ctx, s.store, inc.TenantID, inc.ID); gerr == nil && again.Status == models.StatusResolved {
+			return Errorf(CodeInvalidStatus, "incident %s is already resolved", inc.ID)
+		}
+		return unavailable("the workflow service", err)
+	}
+	return nil
+}

@@ -1,0 +1,344 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/providers"
+)
+
+// Outcomes of one ingested alert, as the webhook response reports them.
+const (
+	IngestIgnored   = "ignored"
+	IngestConfirmed = "subscription_confirmed"
+)
+
+const (
+	// webhookAuthMessage is the single answer to every authentication failure of a
+	// webhook, so a caller cannot learn whether the key, its tenant, its status or
+	// the signature was wrong.
+	webhookAuthMessage = "a valid API key for this tenant and a valid webhook signature are required"
+	keyTouchInterval   = time.Minute
+	confirmTimeout     = 10 * time.Second
+	// keyLookupTimeout bounds a key lookup, which runs detached from the request
+	// because concurrent requests share it; without it a stuck database would hold
+	// every waiter forever.
+	keyLookupTimeout = 5 * time.Second
+	// resolveTimeout bounds a provider's resolved notification, which waits on a
+	// Temporal update: PagerDuty abandons a delivery after 5 s, so answering 503
+	// before then makes it retry (the update id "resolve" keeps that idempotent).
+	resolveTimeout = 4 * time.Second
+)
+
+// Reasons a presented key is refused after it passed the checksum; they reach
+// the server log only, never the client.
+var (
+	errKeyUnknown = errors.New("unknown")
+	errKeyRevoked = errors.New("revoked")
+)
+
+// Ingest turns authenticated webhook deliveries into incidents. It answers as soon
+// as an incident is committed; the dispatcher, kicked after each commit, starts the
+// IncidentWorkflow, so a slow or unreachable Temporal does not delay a new alert
+// (and never loses one: the row is the queue). A provider's resolved notification
+// is the exception: it waits on the workflow's resolve update, at most
+// resolveTimeout, and is answered 503 when Temporal is slower, so the tool retries.
+type Ingest struct {
+	store      *models.Store
+	incidents  *Incidents
+	dispatcher *Dispatcher
+	registry   *providers.Registry
+	sealer     *auth.Sealer
+	confirm    *http.Client
+	log        *slog.Logger
+	now        func() time.Time
+	writer     *incidentWriter
+	recent     *recentAlerts
+}
+
+// NewIngest wires the ingestion service. confirm is the SSRF-guarded client that
+// confirms SNS subscriptions; incidents provides the shared resolve path.
+func NewIngest(store *models.Store, incidents *Incidents, d *Dispatcher, reg *providers.Registry, sealer *auth.Sealer, confirm *http.Client, log *slog.Logger) *Ingest {
+	return &Ingest{store: store, incidents: incidents, dispatcher: d, registry: reg, sealer: sealer, confirm: confirm, log: log, now: time.Now,
+		writer: newIncidentWriter(store), recent: &recentAlerts{}}
+}
+
+// WebhookKey is an API key that passed every check, with its decrypted secret.
+type WebhookKey struct {
+	ID       string
+	TenantID string
+	secret   []byte
+}
+
+// AlertOutcome is what became of one alert of a delivery.
+type AlertOutcome struct {
+	IncidentID string
+	Status     string // the incident's status, or IngestIgnored
+	Duplicate  bool
+	Reason     string // why it was ignored
+}
+
+// IngestResult is the outcome of one delivery: a confirmation, an ignored
+// delivery, or one outcome per alert.
+type IngestResult struct {
+	Confirmed bool
+	Ignored   bool
+	Reason    string
+	Alerts    []AlertOutcome
+}
+
+// Provider finds the provider named in the path.
+func (s *Ingest) Provider(name string) (providers.Provider, error) {
+	p, ok := s.registry.Lookup(name)
+	if !ok {
+		return nil, Errorf(CodeNotFound, "unknown webhook provider %q", name)
+	}
+	return p, nil
+}
+
+func denyWebhook() *Error { return Errorf(CodeUnauthorized, webhookAuthMessage) }
+
+// Authenticate checks raw as an active API key of tenantID. The checksum test comes
+// first so garbage never reaches the database; a key verified in the last
+// keyCacheTTL is not looked up again (its last-use time is written on the lookups,
+// well within keyTouchInterval), and concurrent requests with a key not cached
+// share one lookup, so a burst after a restart does not open a connection each.
+func (s *Ingest) Authenticate(ctx context.Context, tenantID, raw string) (*WebhookKey, error) {
+	if !auth.ValidKeyChecksum(raw) {
+		return nil, denyWebhook()
+	}
+	hash := auth.SHA256Hex(raw)
+	k, err := verifiedKeys.load(hash, s.now(), func() (*WebhookKey, error) {
+		// Shared by every request waiting on this key, so one hanging up must
+		// not fail the others; the timeout still bounds it for all of them.
+		vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keyLookupTimeout)
+		defer cancel()
+		return s.verifyKey(vctx, hash)
+	})
+	switch {
+	case errors.Is(err, errKeyUnknown), errors.Is(err, errKeyRevoked):
+		s.logKeyDenied(tenantID, raw, err.Error())
+		return nil, denyWebhook()
+	case err != nil:
+		return nil, err
+	case k.TenantID != tenantID:
+		s.logKeyDenied(tenantID, raw, "tenant_mismatch")
+		return nil, denyWebhook()
+	}
+	return k, nil
+}
+
+// logKeyDenied records why a well-formed key was refused, which the 401 hides.
+// Only the key's display prefix is logged, the part its owner sees in the UI.
+func (s *Ingest) logKeyDenied(tenantID, raw, reason string) {
+	s.log.Info("webhook API key rejected", slog.String("tenant_id", tenantID),
+		slog.String("key_prefix", auth.KeyDisplayPrefix(raw)), slog.String("reason", reason))
+}
+
+// verifyKey looks a key up by hash and decrypts its secret; anything but an
+// active key is errKeyUnknown or errKeyRevoked, which Authenticate turns into
+// the single 401.
+func (s *Ingest) verifyKey(ctx context.Context, hash string) (*WebhookKey, error) {
+	k, err := s.store.APIKeyByHash(ctx, hash)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil, errKeyUnknown
+	}
+	if err != nil {
+		return nil, unavailable("the database", err)
+	}
+	if k.Status != models.APIKeyActive {
+		return nil, errKeyRevoked
+	}
+	secret, err := s.sealer.Decrypt(k.SecretEnc, []byte(k.ID))
+	if err != nil {
+		return nil, fmt.Errorf("webhook secret of API key %s cannot be decrypted (was SECRETS_KEY changed?): %w", k.ID, err)
+	}
+	now := s.now().UTC()
+	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > keyTouchInterval {
+		if err := s.store.TouchAPIKey(ctx, k.ID, now, keyTouchInterval); err != nil {
+			s.log.Warn("could not record API key use", slog.String("key_id", k.ID), slog.Any("error", err))
+		}
+	}
+	return &WebhookKey{ID: k.ID, TenantID: k.TenantID, secret: secret}, nil
+}
+
+// Receive verifies the delivery's signature with the key's secret, normalizes it
+// and ingests each alert. A delivery whose every alert is a duplicate is the
+// duplicate_alert error naming the first original incident.
+func (s *Ingest) Receive(ctx context.Context, k *WebhookKey, p providers.Provider, r providers.Request) (*IngestResult, error) {
+	if err := p.Verify(ctx, r, k.secret, s.now()); err != nil {
+		var ae *providers.AuthError
+		if errors.As(err, &ae) {
+			s.log.Info("webhook signature rejected", slog.String("tenant_id", k.TenantID), slog.String("key_id", k.ID),
+				slog.String("provider", p.Name()), slog.String("reason", ae.Reason))
+		}
+		return nil, denyWebhook()
+	}
+	batch, err := p.Normalize(r)
+	if err != nil {
+		var pe *providers.PayloadError
+		if errors.As(err, &pe) {
+			return nil, validation("%s", pe.Msg)
+		}
+		return nil, err
+	}
+	if n := len(batch.Alerts); n > providers.MaxAlertsPerDelivery {
+		return nil, validation("%s: %d alerts exceed the limit of %d per delivery; lower max_alerts", p.Name(), n, providers.MaxAlertsPerDelivery)
+	}
+	switch {
+	case batch.Ignored:
+		s.log.Info("webhook delivery ignored", slog.String("tenant_id", k.TenantID), slog.String("provider", p.Name()),
+			slog.String("reason", batch.Reason), slog.String("delivery_id", batch.DeliveryID))
+		return &IngestResult{Ignored: true, Reason: batch.Reason}, nil
+	case batch.Confirm != nil:
+		return s.confirmSubscription(ctx, k, batch.Confirm)
+	}
+	res := &IngestResult{Alerts: make([]AlertOutcome, 0, len(batch.Alerts))}
+	for _, a := range batch.Alerts {
+		out, err := s.ingestOne(ctx, k.TenantID, p.Name(), a)
+		if err != nil {
+			return nil, err
+		}
+		res.Alerts = append(res.Alerts, out)
+	}
+	return res, allDuplicates(res.Alerts)
+}
+
+// allDuplicates is the 409 for a delivery that added nothing new.
+func allDuplicates(alerts []AlertOutcome) error {
+	for _, a := range alerts {
+		if !a.Duplicate {
+			return nil
+		}
+	}
+	if len(alerts) == 0 {
+		return nil
+	}
+	e := Errorf(CodeDuplicateAlert, "an alert with this sourceAlertId was already received; see incident %s", alerts[0].IncidentID)
+	e.Extra = map[string]any{"incidentId": alerts[0].IncidentID}
+	return e
+}
+
+func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a providers.Alert) (AlertOutcome, error) {
+	if a.Resolved {
+		return s.resolveAlert(ctx, tenantID, provider, a)
+	}
+	// A retry of an alert this process saw is most likely a duplicate: a read
+	// answers it without queueing for a write. Any other alert goes straight to
+	// the writer, where the unique index decides.
+	inc := newAlertIncident(tenantID, provider, a, s.now().UTC())
+	if s.recent.seen(dedupKey(inc)) {
+		if out, found, err := s.original(ctx, tenantID, provider, a.SourceAlertID); found || err != nil {
+			return out, err
+		}
+	}
+	defer s.recent.add(dedupKey(inc))
+	err := s.writer.create(inc, models.TimelineEntry{
+		At: inc.CreatedAt, Kind: "alert_received", Message: "Alert received from " + provider,
+		Actor: provider, DedupKey: inc.ID + "/alert_received",
+	})
+	switch {
+	case errors.Is(err, models.ErrConflict):
+		// Another delivery of the same alert won, and its transaction committed
+		// before ours skipped the row, so read the winner.
+		out, found, err := s.original(ctx, tenantID, provider, a.SourceAlertID)
+		if err == nil && !found {
+			err = fmt.Errorf("alert %q conflicted but its incident is not found", a.SourceAlertID)
+		}
+		return out, err
+	case errors.Is(err, models.ErrQuotaExceeded):
+		return AlertOutcome{}, Errorf(CodeEventQuotaExceeded, "the monthly event quota of this tenant is used up; it resets on the 1st (UTC)")
+	case errors.Is(err, errWriterBacklog):
+		return AlertOutcome{}, unavailable("alert ingestion", err)
+	case err != nil:
+		return AlertOutcome{}, unavailable("the database", err)
+	}
+	s.dispatcher.Kick()
+	s.log.Info("alert ingested", slog.String("tenant_id", tenantID), slog.String("provider", provider), slog.String("incident_id", inc.ID))
+	return AlertOutcome{IncidentID: inc.ID, Status: inc.Status}, nil
+}
+
+// original finds the incident an earlier delivery of the alert created.
+func (s *Ingest) original(ctx context.Context, tenantID, provider, sourceAlertID string) (AlertOutcome, bool, error) {
+	if sourceAlertID == "" {
+		return AlertOutcome{}, false, nil
+	}
+	inc, err := s.store.IncidentBySourceAlert(ctx, tenantID, provider, sourceAlertID)
+	if errors.Is(err, models.ErrNotFound) {
+		return AlertOutcome{}, false, nil
+	}
+	if err != nil {
+		return AlertOutcome{}, false, unavailable("the database", err)
+	}
+	return AlertOutcome{IncidentID: inc.ID, Status: inc.Status, Duplicate: true}, true, nil
+}
+
+func newAlertIncident(tenantID, provider string, a providers.Alert, now time.Time) *models.Incident {
+	desc := a.Description
+	if desc == "" {
+		desc = a.Title
+	}
+	return &models.Incident{
+		ID: models.NewID("inc"), TenantID: tenantID, Title: a.Title, Description: desc,
+		Severity: a.Severity, Status: models.StatusTriaging, Source: provider, SourceAlertID: a.SourceAlertID,
+		Service: a.Service, Environment: a.Environment, Tags: a.Tags, Metadata: a.Metadata,
+		CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+// resolveAlert resolves the incident of a known alert through the same workflow
+// update as POST /v1/incidents/{id}/resolve, with the provider as the actor. An
+// incident already resolved answers the same, because providers retry; an update
+// slower than resolveTimeout is 503, so the provider retries before giving up.
+func (s *Ingest) resolveAlert(ctx context.Context, tenantID, provider string, a providers.Alert) (AlertOutcome, error) {
+	ignored := AlertOutcome{Status: IngestIgnored, Reason: "resolved notification for an alert that opened no incident"}
+	if a.SourceAlertID == "" {
+		return ignored, nil
+	}
+	inc, err := s.store.IncidentBySourceAlert(ctx, tenantID, provider, a.SourceAlertID)
+	if errors.Is(err, models.ErrNotFound) {
+		return ignored, nil
+	}
+	if err != nil {
+		return AlertOutcome{}, unavailable("the database", err)
+	}
+	// resolveAs answers a timed-out update as unavailable (503).
+	rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	err = s.incidents.resolveAs(rctx, inc, provider, "resolved notification from "+provider)
+	if e, ok := AsError(err); err != nil && (!ok || e.Code != CodeInvalidStatus) {
+		return AlertOutcome{}, err
+	}
+	return AlertOutcome{IncidentID: inc.ID, Status: models.StatusResolved}, nil
+}
+
+// confirmSubscription GETs the SNS SubscribeURL (already checked to be an SNS host)
+// through the SSRF-guarded client. A failure is 503 so SNS retries the delivery.
+func (s *Ingest) confirmSubscription(ctx context.Context, k *WebhookKey, c *providers.Confirmation) (*IngestResult, error) {
+	cctx, cancel := context.WithTimeout(ctx, confirmTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, c.URL, nil)
+	if err != nil {
+		return nil, validation("SubscribeURL is not a valid URL")
+	}
+	resp, err := s.confirm.Do(req)
+	if err == nil {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			err = fmt.Errorf("SubscribeURL answered %d", resp.StatusCode)
+		}
+	}
+	if err != nil {
+		return nil, unavailable("confirming the SNS subscription", err)
+	}
+	s.log.Info("sns subscription confirmed", slog.String("tenant_id", k.TenantID), slog.String("topic_arn", c.TopicArn))
+	return &IngestResult{Confirmed: true}, nil
+}

@@ -1,0 +1,249 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/workflows"
+)
+
+// MaxContextLength bounds one supplemental context entry: enough for a stack trace
+// or a page of logs, small enough to keep prompts affordable.
+const MaxContextLength = 20000
+
+// Investigations serves the investigation endpoints. Starting a pass is an update
+// of the incident's workflow, which owns the one-pass-at-a-time rule and the
+// quota; results are read from the database.
+type Investigations struct {
+	store      *models.Store
+	temporal   client.Client
+	dispatcher *Dispatcher
+	log        *slog.Logger
+	now        func() time.Time
+}
+
+// NewInvestigations wires the investigation service.
+func NewInvestigations(store *models.Store, tc client.Client, d *Dispatcher, log *slog.Logger) *Investigations {
+	return &Investigations{store: store, temporal: tc, dispatcher: d, log: log, now: time.Now}
+}
+
+// StartInvestigationInput is the body of POST /v1/investigation/{id}/start.
+type StartInvestigationInput struct {
+	Agents  []string `json:"agents"`
+	Context string   `json:"context"`
+}
+
+// StartedInvestigation identifies the pass a start request began.
+type StartedInvestigation struct {
+	IncidentID      string
+	InvestigationID string
+}
+
+// Start begins an investigation pass (one unit of the monthly quota). A retried
+// identical request joins the pass the first one started.
+func (s *Investigations) Start(ctx context.Context, p auth.Principal, incidentID string, in StartInvestigationInput) (StartedInvestigation, error) {
+	if err := validAgents(in.Agents); err != nil {
+		return StartedInvestigation{}, err
+	}
+	if err := validContext(in.Context, false); err != nil {
+		return StartedInvestigation{}, err
+	}
+	req := workflows.StartInvestigationRequest{Agents: in.Agents, Context: strings.TrimSpace(in.Context), Actor: p.Email}
+	res, err := s.startPass(ctx, p, incidentID, "start", req)
+	if err != nil {
+		return StartedInvestigation{}, err
+	}
+	return StartedInvestigation{IncidentID: incidentID, InvestigationID: res.InvestigationID}, nil
+}
+
+// Latest returns the incident's most recent pass. Before the first pass (and for
+// another tenant's incident) it is not found.
+func (s *Investigations) Latest(ctx context.Context, p auth.Principal, incidentID string) (*models.Investigation, error) {
+	if _, err := findIncident(ctx, s.store, p.TenantID, incidentID); err != nil {
+		return nil, err
+	}
+	inv, err := s.store.LatestInvestigation(ctx, p.TenantID, incidentID)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil, Errorf(CodeNotFound, "no investigation has started for incident %q", incidentID)
+	}
+	if err != nil {
+		return nil, unavailable("the database", err)
+	}
+	return inv, nil
+}
+
+// AddContextInput is the body of POST /v1/investigation/{id}/context.
+type AddContextInput struct {
+	Context         string   `json:"context"`
+	Reinvestigate   bool     `json:"reinvestigate"`
+	SuggestedAgents []string `json:"suggestedAgents"`
+}
+
+// ContextAdded reports what became of the context.
+type ContextAdded struct {
+	Message         string
+	Reinvestigating bool
+}
+
+// AddContext stores supplemental context for the incident's next passes. With
+// Reinvestigate it starts a pass over all context at once instead, and the entry
+// is recorded with that pass, so a refused start (409, 429) stores nothing.
+func (s *Investigations) AddContext(ctx context.Context, p auth.Principal, incidentID string, in AddContextInput) (ContextAdded, error) {
+	if err := validContext(in.Context, true); err != nil {
+		return ContextAdded{}, err
+	}
+	if err := validAgents(in.SuggestedAgents); err != nil {
+		return ContextAdded{}, err
+	}
+	text := strings.TrimSpace(in.Context)
+	if in.Reinvestigate {
+		req := workflows.StartInvestigationRequest{Agents: in.SuggestedAgents, Context: text, Actor: p.Email}
+		res, err := s.startPass(ctx, p, incidentID, "context", req)
+		if err != nil {
+			return ContextAdded{}, err
+		}
+		return ContextAdded{Reinvestigating: true,
+			Message: fmt.Sprintf("Context added; investigation pass %d (%s) started with all context", res.Pass, res.InvestigationID)}, nil
+	}
+	inc, err := findIncident(ctx, s.store, p.TenantID, incidentID)
+	if err != nil {
+		return ContextAdded{}, err
+	}
+	err = s.store.AddInvestigationContext(ctx, &models.InvestigationContext{
+		TenantID: inc.TenantID, IncidentID: inc.ID, Content: text, Actor: p.Email,
+		CreatedAt: s.now().UTC(), DedupKey: inc.ID + "/context/" + models.NewID("ctx"),
+	})
+	if err != nil {
+		return ContextAdded{}, unavailable("the database", err)
+	}
+	return ContextAdded{Message: "Context added; it will be used by the next investigation pass"}, nil
+}
+
+// startPass sends the startInvestigation update. The update ID is the next pass
+// number plus a digest of the request, so a retried request joins its first
+// attempt while a different concurrent request is refused as in progress.
+func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incidentID, kind string, req workflows.StartInvestigationRequest) (workflows.StartInvestigationResult, error) {
+	var res workflows.StartInvestigationResult
+	inc, err := findIncident(ctx, s.store, p.TenantID, incidentID)
+	if err != nil {
+		return res, err
+	}
+	if inc.Status == models.StatusResolved {
+		return res, Errorf(CodeInvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
+	}
+	if inc.WorkflowStartedAt == nil {
+		if err := s.dispatcher.Ensure(ctx, inc); err != nil {
+			return res, unavailable("the workflow service", err)
+		}
+	}
+	next := 1
+	if last, err := s.store.LatestInvestigation(ctx, p.TenantID, incidentID); err == nil {
+		next = last.Pass + 1
+	} else if !errors.Is(err, models.ErrNotFound) {
+		return res, unavailable("the database", err)
+	}
+	digest, _ := json.Marshal([]any{req.Agents, req.Context})
+	sum := sha256.Sum256(digest)
+	opts := client.UpdateWorkflowOptions{
+		WorkflowID:   workflows.IncidentWorkflowID(incidentID),
+		UpdateID:     fmt.Sprintf("%s-%d-%s", kind, next, hex.EncodeToString(sum[:6])),
+		UpdateName:   workflows.UpdateStartInvestigation,
+		Args:         []any{req},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	}
+	for attempt := 0; ; attempt++ {
+		handle, err := s.temporal.UpdateWorkflow(ctx, opts)
+		if err == nil {
+			err = handle.Get(ctx, &res)
+		}
+		if err == nil {
+			return res, nil
+		}
+		// The previous pass is recorded finished a moment before its workflow
+		// reports back to the incident's; wait out that gap instead of refusing.
+		if attempt < catchUpAttempts && hasType(err, workflows.ErrTypeInvestigationInProgress) && s.lastPassFinished(ctx, p.TenantID, incidentID) {
+			select {
+			case <-ctx.Done():
+				return res, ctx.Err()
+			case <-time.After(catchUpDelay):
+			}
+			continue
+		}
+		return res, s.startError(ctx, p, incidentID, err)
+	}
+}
+
+// The incident workflow learns a pass ended shortly after the database does;
+// a start in between is retried for up to catchUpAttempts × catchUpDelay.
+const (
+	catchUpAttempts = 30
+	catchUpDelay    = 100 * time.Millisecond
+)
+
+func (s *Investigations) lastPassFinished(ctx context.Context, tenantID, incidentID string) bool {
+	last, err := s.store.LatestInvestigation(ctx, tenantID, incidentID)
+	return err == nil && last.Status != models.InvestigationRunning
+}
+
+func hasType(err error, typ string) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == typ
+}
+
+// startError turns the workflow's refusal into the API's answer.
+func (s *Investigations) startError(ctx context.Context, p auth.Principal, incidentID string, err error) error {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		switch app.Type() {
+		case workflows.ErrTypeInvestigationInProgress:
+			return Errorf(CodeInvestigationInProgress, "an investigation of incident %s is already running; wait for it to finish", incidentID)
+		case workflows.ErrTypeQuotaExceeded:
+			return Errorf(CodeInvestigationQuota, "the monthly investigation quota of this tenant is used up; it resets on the 1st (UTC)")
+		case workflows.ErrTypeIncidentResolved:
+			return Errorf(CodeInvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
+		}
+	}
+	if again, gerr := findIncident(ctx, s.store, p.TenantID, incidentID); gerr == nil && again.Status == models.StatusResolved {
+		return Errorf(CodeInvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
+	}
+	return unavailable("the workflow service", err)
+}
+
+func validAgents(agents []string) error {
+	seen := map[string]bool{}
+	for _, a := range agents {
+		if !analyzer.ValidRole(a) {
+			return validation("unknown agent %q; valid agents are %s", a, strings.Join(analyzer.Roles, ", "))
+		}
+		if seen[a] {
+			return validation("agent %q is listed twice", a)
+		}
+		seen[a] = true
+	}
+	return nil
+}
+
+func validContext(text string, required bool) error {
+	n := utf8.RuneCountInString(strings.TrimSpace(text))
+	switch {
+	case required && n == 0:
+		return validation("context is required")
+	case n > MaxContextLength:
+		return validation("context must be at most %d characters, got %d", MaxContextLength, n)
+	}
+	return nil
+}

@@ -1,0 +1,262 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/config"
+	"github.com/causeway/causeway/models"
+)
+
+// OAuth signs users in with GitHub or Google (authorization-code flow). The state
+// parameter is a signed token naming the provider and a nonce; the nonce is also
+// set in a cookie, so a callback only completes in the browser that started it.
+type OAuth struct {
+	accounts    *Accounts
+	providers   map[string]config.OAuthProvider
+	state       *auth.Signer
+	http        *http.Client
+	callbackURL func(provider string) string
+}
+
+// NewOAuth wires the OAuth service. publicURL is where browsers reach the API.
+func NewOAuth(accounts *Accounts, c config.OAuthConfig, stateSigner *auth.Signer, publicURL string) *OAuth {
+	base := strings.TrimRight(publicURL, "/")
+	return &OAuth{
+		accounts:    accounts,
+		providers:   map[string]config.OAuthProvider{"github": c.GitHub, "google": c.Google},
+		state:       stateSigner,
+		http:        &http.Client{Timeout: 15 * time.Second},
+		callbackURL: func(p string) string { return base + "/auth/" + p + "/callback" },
+	}
+}
+
+type oauthState struct {
+	Provider string `json:"p"`
+	Nonce    string `json:"n"`
+}
+
+func (o *OAuth) provider(name string) (config.OAuthProvider, error) {
+	p, ok := o.providers[name]
+	if !ok {
+		return p, Errorf(CodeNotFound, "unknown identity provider %q (github, google)", name)
+	}
+	if !p.Enabled() {
+		return p, Errorf(CodeOAuthProviderDisabled, "sign-in with %s is not configured on this server", name)
+	}
+	return p, nil
+}
+
+// LoginURL returns where to send the browser, and the nonce to keep in its cookie.
+func (o *OAuth) LoginURL(name string) (redirect, nonce string, err error) {
+	p, err := o.provider(name)
+	if err != nil {
+		return "", "", err
+	}
+	nonce = auth.RandomToken(16)
+	state, err := o.state.Seal(oauthState{Provider: name, Nonce: nonce}, 10*time.Minute)
+	if err != nil {
+		return "", "", err
+	}
+	scope := "read:user user:email"
+	if name == "google" {
+		scope = "openid email profile"
+	}
+	q := url.Values{
+		"client_id": {p.ClientID}, "redirect_uri": {o.callbackURL(name)}, "state": {state},
+		"scope": {scope}, "response_type": {"code"},
+	}
+	sep := "?"
+	if strings.Contains(p.AuthURL, "?") {
+		sep = "&"
+	}
+	return p.AuthURL + sep + q.Encode(), nonce, nil
+}
+
+// identity is what a provider tells us about the person.
+type identity struct {
+	Subject string
+	Email   string
+	Name    string
+}
+
+// Callback completes the flow: checks state against the cookie nonce, exchanges the
+// code, reads the verified e-mail, then signs the user in — linking an existing
+// account with that e-mail, or creating a tenant when sign-up is open.
+func (o *OAuth) Callback(ctx context.Context, name, code, state, cookieNonce string) (TokenPair, error) {
+	p, err := o.provider(name)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	var st oauthState
+	if err := o.state.Open(state, &st); err != nil || st.Provider != name || cookieNonce == "" || st.Nonce != cookieNonce {
+		return TokenPair{}, Errorf(CodeUnauthorized, "sign-in state is invalid or expired; start again")
+	}
+	if code == "" {
+		return TokenPair{}, validation("code is required")
+	}
+	token, err := o.exchange(ctx, p, name, code)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	id, err := o.identify(ctx, p, name, token)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	return o.signIn(ctx, name, id)
+}
+
+func (o *OAuth) exchange(ctx context.Context, p config.OAuthProvider, name, code string) (string, error) {
+	form := url.Values{
+		"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {o.callbackURL(name)},
+		"client_id": {p.ClientID}, "client_secret": {p.ClientSecret},
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.TokenURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	var out struct {
+		AccessToken string `json:"access_token"`
+		Error       string `json:"error"`
+	}
+	if err := o.do(req, &out); err != nil {
+		return "", err
+	}
+	if out.AccessToken == "" {
+		return "", Errorf(CodeUnauthorized, "the identity provider refused the sign-in (%s)", out.Error)
+	}
+	return out.AccessToken, nil
+}
+
+func (o *OAuth) identify(ctx context.Context, p config.OAuthProvider, name, token string) (identity, error) {
+	get := func(u string, out any) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		return o.do(req, out)
+	}
+	if name == "google" {
+		var u struct {
+			Sub           string `json:"sub"`
+			Email         string `json:"email"`
+			EmailVerified bool   `json:"email_verified"`
+			Name          string `json:"name"`
+		}
+		if err := get(p.UserInfoURL, &u); err != nil {
+			return identity{}, err
+		}
+		if u.Sub == "" || u.Email == "" || !u.EmailVerified {
+			return identity{}, Errorf(CodeUnauthorized, "the Google account has no verified e-mail")
+		}
+		return identity{Subject: u.Sub, Email: u.Email, Name: u.Name}, nil
+	}
+	var u struct {
+		ID    int64  `json:"id"`
+		Login string `json:"login"`
+		Name  string `json:"name"`
+	}
+	if err := get(p.UserInfoURL, &u); err != nil {
+		return identity{}, err
+	}
+	// GitHub's profile e-mail is optional and unverified; the emails list says
+	// which address is primary and verified.
+	var emails []struct {
+		Email    string `json:"email"`
+		Primary  bool   `json:"primary"`
+		Verified bool   `json:"verified"`
+	}
+	if err := get(p.EmailsURL, &emails); err != nil {
+		return identity{}, err
+	}
+	id := identity{Subject: strconv.FormatInt(u.ID, 10), Name: u.Name}
+	if id.Name == "" {
+		id.Name = u.Login
+	}
+	for _, e := range emails {
+		if e.Primary && e.Verified {
+			id.Email = e.Email
+		}
+	}
+	if u.ID == 0 || id.Email == "" {
+		return identity{}, Errorf(CodeUnauthorized, "the GitHub account has no verified primary e-mail")
+	}
+	return id, nil
+}
+
+func (o *OAuth) do(req *http.Request, out any) error {
+	req.Header.Set("Accept", "application/json")
+	resp, err := o.http.Do(req)
+	if err != nil {
+		return unavailable("the identity provider", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return unavailable("the identity provider", err)
+	}
+	if resp.StatusCode >= 500 {
+		return unavailable("the identity provider", fmt.Errorf("status %d", resp.StatusCode))
+	}
+	if resp.StatusCode >= 400 {
+		return Errorf(CodeUnauthorized, "the identity provider refused the sign-in (status %d)", resp.StatusCode)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return unavailable("the identity provider", fmt.Errorf("decode response: %w", err))
+	}
+	return nil
+}
+
+func (o *OAuth) signIn(ctx context.Context, provider string, id identity) (TokenPair, error) {
+	a := o.accounts
+	u, err := a.store.UserByOAuth(ctx, provider, id.Subject)
+	if errors.Is(err, models.ErrNotFound) {
+		u, err = a.store.UserByEmail(ctx, id.Email)
+		if err == nil {
+			err = a.store.LinkOAuth(ctx, u.ID, provider, id.Subject)
+		}
+	}
+	if errors.Is(err, models.ErrNotFound) {
+		u, err = o.createOAuthUser(ctx, provider, id)
+	}
+	if err != nil {
+		if _, ok := AsError(err); ok {
+			return TokenPair{}, err
+		}
+		return TokenPair{}, unavailable("the database", err)
+	}
+	return a.issue(ctx, u)
+}
+
+func (o *OAuth) createOAuthUser(ctx context.Context, provider string, id identity) (*models.User, error) {
+	a := o.accounts
+	if !a.signup {
+		return nil, Errorf(CodeSignupDisabled, "no account uses this e-mail and self-service sign-up is disabled")
+	}
+	name := id.Name
+	if name == "" {
+		name = strings.Split(id.Email, "@")[0]
+	}
+	now := a.now().UTC()
+	t := a.quotas
+	t.ID, t.Name, t.CreatedAt = models.NewID("ten"), name+"'s workspace", now
+	u := &models.User{
+		ID: models.NewID("usr"), Email: strings.ToLower(id.Email), Name: name, Role: models.RoleOwner,
+		OAuthProvider: provider, OAuthSubject: id.Subject, CreatedAt: now,
+	}
+	if err := a.store.CreateTenantWithOwner(ctx, &t, u); err != nil {
+		return nil, err
+	}
+	return u, nil
+}

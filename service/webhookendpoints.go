@@ -1,0 +1,144 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/egress"
+	"github.com/causeway/causeway/models"
+)
+
+// Bounds of webhook endpoint input and of the deliveries log.
+const (
+	MaxEndpointURLLength = 2000
+	// MaxEndpointsPerTenant bounds each event's fan-out (one delivery
+	// workflow per subscribed endpoint) and the relay's per-page endpoint read.
+	MaxEndpointsPerTenant = 20
+	MaxDeliveriesListed   = 100
+	DefaultDeliveriesList = 50
+)
+
+// WebhookEndpoints serves the outbound event subscription endpoints. The signing
+// secret exists in plaintext only in the creation response.
+type WebhookEndpoints struct {
+	store        *models.Store
+	sealer       *auth.Sealer
+	allowPrivate bool
+	now          func() time.Time
+}
+
+// NewWebhookEndpoints wires the service; sealer encrypts signing secrets at rest
+// and allowPrivate is EGRESS_ALLOW_PRIVATE, so a URL the egress client would
+// refuse on every delivery is refused when the endpoint is created.
+func NewWebhookEndpoints(store *models.Store, sealer *auth.Sealer, allowPrivate bool) *WebhookEndpoints {
+	return &WebhookEndpoints{store: store, sealer: sealer, allowPrivate: allowPrivate, now: time.Now}
+}
+
+// CreateEndpointInput is the body of POST /v1/webhook-endpoints.
+type CreateEndpointInput struct {
+	URL    string   `json:"url"`
+	Events []string `json:"events"`
+}
+
+// CreatedEndpoint is a new endpoint with the secret the caller must copy now.
+type CreatedEndpoint struct {
+	Endpoint models.WebhookEndpoint
+	Secret   string
+}
+
+// Create validates and stores an endpoint with a fresh Standard Webhooks secret.
+func (s *WebhookEndpoints) Create(ctx context.Context, p auth.Principal, in CreateEndpointInput) (*CreatedEndpoint, error) {
+	if err := validateEndpoint(in, s.allowPrivate); err != nil {
+		return nil, err
+	}
+	n, err := s.store.CountWebhookEndpoints(ctx, p.TenantID)
+	if err != nil {
+		return nil, unavailable("the database", err)
+	}
+	if n >= MaxEndpointsPerTenant {
+		return nil, validation("a tenant may have at most %d webhook endpoints (MaxEndpointsPerTenant); delete one first", MaxEndpointsPerTenant)
+	}
+	events := slices.Clone(in.Events)
+	slices.Sort(events)
+	e := models.WebhookEndpoint{ID: models.NewID("whe"), TenantID: p.TenantID, URL: strings.TrimSpace(in.URL),
+		Events: slices.Compact(events), Status: models.EndpointActive, CreatedAt: s.now().UTC()}
+	secret := auth.NewWebhookSecret()
+	e.SecretEnc = s.sealer.Encrypt([]byte(secret), []byte(e.ID))
+	if err := s.store.CreateWebhookEndpoint(ctx, &e); err != nil {
+		return nil, unavailable("the database", err)
+	}
+	return &CreatedEndpoint{Endpoint: e, Secret: secret}, nil
+}
+
+func validateEndpoint(in CreateEndpointInput, allowPrivate bool) error {
+	raw := strings.TrimSpace(in.URL)
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		return validation("url is required")
+	case len(raw) > MaxEndpointURLLength:
+		return validation("url must be at most %d characters", MaxEndpointURLLength)
+	case err != nil:
+		return validation("url must be an absolute http or https URL")
+	}
+	if err := egress.CheckURL(u, allowPrivate); err != nil {
+		return validation("url must be an absolute http or https URL the egress policy allows: %v", err)
+	}
+	switch {
+	case len(in.Events) == 0:
+		return validation("events must list at least one of: %s", strings.Join(models.EventKinds, ", "))
+	}
+	for _, k := range in.Events {
+		if !slices.Contains(models.EventKinds, k) {
+			return validation("unknown event %q; allowed: %s", k, strings.Join(models.EventKinds, ", "))
+		}
+	}
+	return nil
+}
+
+// List returns the tenant's endpoints without secrets.
+func (s *WebhookEndpoints) List(ctx context.Context, p auth.Principal) ([]models.WebhookEndpoint, error) {
+	out, err := s.store.ListWebhookEndpoints(ctx, p.TenantID)
+	if err != nil {
+		return nil, unavailable("the database", err)
+	}
+	return out, nil
+}
+
+// Delete removes an endpoint; another tenant's id is reported missing.
+func (s *WebhookEndpoints) Delete(ctx context.Context, p auth.Principal, id string) error {
+	err := s.store.DeleteWebhookEndpoint(ctx, p.TenantID, id)
+	if errors.Is(err, models.ErrNotFound) {
+		return Errorf(CodeNotFound, "no webhook endpoint with id %q", id)
+	}
+	if err != nil {
+		return unavailable("the database", err)
+	}
+	return nil
+}
+
+// Deliveries returns the endpoint's most recent attempts, newest first, at most
+// limit (DefaultDeliveriesList when 0, capped at MaxDeliveriesListed).
+func (s *WebhookEndpoints) Deliveries(ctx context.Context, p auth.Principal, id string, limit int) ([]models.DeliveryAttempt, error) {
+	if _, err := s.store.GetWebhookEndpoint(ctx, p.TenantID, id); errors.Is(err, models.ErrNotFound) {
+		return nil, Errorf(CodeNotFound, "no webhook endpoint with id %q", id)
+	} else if err != nil {
+		return nil, unavailable("the database", err)
+	}
+	if limit < 0 || limit > MaxDeliveriesListed {
+		return nil, validation("limit must be 1 to %d", MaxDeliveriesListed)
+	}
+	if limit == 0 {
+		limit = DefaultDeliveriesList
+	}
+	out, err := s.store.DeliveryAttempts(ctx, p.TenantID, id, limit)
+	if err != nil {
+		return nil, unavailable("the database", err)
+	}
+	return out, nil
+}
