@@ -1,0 +1,108 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/causeway/causeway/service"
+)
+
+const oauthCookie = "causeway_oauth_nonce"
+
+func (h *handlers) signup(c *gin.Context) {
+	var in service.SignupInput
+	if err := bindJSON(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := h.Accounts.Signup(c.Request.Context(), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, out)
+}
+
+func (h *handlers) login(c *gin.Context) {
+	var in service.LoginInput
+	if err := bindJSON(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := h.Accounts.Login(c.Request.Context(), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (h *handlers) refresh(c *gin.Context) {
+	var in struct {
+		RefreshToken string `json:"refreshToken"`
+	}
+	if err := bindJSON(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := h.Accounts.Refresh(c.Request.Context(), in.RefreshToken)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// oauthLogin redirects the browser to the identity provider and pins the flow to
+// this browser with a short-lived cookie.
+func (h *handlers) oauthLogin(c *gin.Context) {
+	provider := c.Param("provider")
+	to, nonce, err := h.OAuth.LoginURL(provider)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.SetSameSite(http.SameSiteLaxMode)
+	c.SetCookie(oauthCookie, nonce, 600, "/auth/"+provider, "", c.Request.TLS != nil, true)
+	c.Redirect(http.StatusFound, to)
+}
+
+func (h *handlers) oauthCallback(c *gin.Context) {
+	provider := c.Param("provider")
+	nonce, _ := c.Cookie(oauthCookie)
+	out, err := h.OAuth.Callback(c.Request.Context(), provider, c.Query("code"), c.Query("state"), nonce)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.SetCookie(oauthCookie, "", -1, "/auth/"+provider, "", c.Request.TLS != nil, true)
+	c.JSON(http.StatusOK, out)
+}
+
+func (h *handlers) createUser(c *gin.Context) {
+	var in service.CreateUserInput
+	if err := bindJSON(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	u, err := h.Accounts.CreateUser(c.Request.Context(), caller(c), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, toUser(u))
+}
+
+func (h *handlers) listUsers(c *gin.Context) {
+	users, err := h.Accounts.ListUsers(c.Request.Context(), caller(c))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out := make([]userJSON, len(users))
+	for i := range users {
+		out[i] = toUser(&users[i])
+	}
+	c.JSON(http.StatusOK, gin.H{"users": out})
+}

@@ -1,0 +1,133 @@
+// Package api is Causeway's HTTP surface (Gin). Handlers are thin: bind the input,
+// call one service method, map its error in errors.go, write JSON.
+package api
+
+import (
+	"log/slog"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/metrics"
+	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/ratelimit"
+	"github.com/causeway/causeway/service"
+)
+
+// Deps is everything the router needs; the process that serves HTTP builds it once.
+type Deps struct {
+	Log                *slog.Logger
+	Tokens             *auth.Tokens
+	Limiter            ratelimit.Limiter
+	RateLimitPerMinute int
+	// AuthRateLimitPerMinute limits sign-up, login and refresh per client IP.
+	AuthRateLimitPerMinute int
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For is believed;
+	// nil trusts none.
+	TrustedProxies []string
+	Accounts       *service.Accounts
+	OAuth          *service.OAuth
+	Incidents      *service.Incidents
+	Health         *service.Health
+	// APIKeys manages the keys that authenticate webhook deliveries.
+	APIKeys *service.APIKeys
+	// Ingest turns webhook deliveries into incidents.
+	Ingest *service.Ingest
+	// Investigations starts passes and serves their results.
+	Investigations *service.Investigations
+	// Remediations serves runbooks and the approval-gated remediations.
+	Remediations *service.Remediations
+	// WebhookEndpoints manages outbound event subscriptions.
+	WebhookEndpoints *service.WebhookEndpoints
+	// Analytics aggregates incident figures.
+	Analytics *service.Analytics
+}
+
+// Role sets used by the route table.
+var (
+	anyRole  = []string{models.RoleOwner, models.RoleAdmin, models.RoleOperator, models.RoleViewer}
+	writers  = []string{models.RoleOwner, models.RoleAdmin, models.RoleOperator}
+	managers = []string{models.RoleOwner, models.RoleAdmin}
+)
+
+// NewRouter lists the whole API surface with the middleware of each group.
+func NewRouter(d Deps) *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	// Gin trusts every proxy by default, which would let a client pick the IP it
+	// is logged and rate-limited under. Config.Validate has checked the list.
+	if err := r.SetTrustedProxies(d.TrustedProxies); err != nil {
+		d.Log.Error("invalid trusted proxies; trusting none", "error", err)
+		_ = r.SetTrustedProxies(nil)
+	}
+	r.ContextWithFallback = true
+	r.Use(requestIDs(), accessLog(d.Log), observe(), recovery(d.Log), bodyLimit())
+	r.NoRoute(func(c *gin.Context) {
+		failCode(c, service.CodeNotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path)
+	})
+	r.NoMethod(func(c *gin.Context) {
+		failCode(c, service.CodeMethodNotAllowed, "method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path)
+	})
+
+	h := &handlers{d}
+
+	r.GET("/health", h.health)
+	r.GET("/health/detailed", h.healthDetailed)
+	r.GET("/metrics", gin.WrapH(metrics.Handler()))
+	r.GET("/openapi.json", serveOpenAPI)
+
+	pub := r.Group("/auth",
+		rateLimit(d.Limiter, d.AuthRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "auth-ip:" + c.ClientIP() }))
+	pub.POST("/signup", h.signup)
+	pub.POST("/login", h.login)
+	pub.POST("/refresh", h.refresh)
+	pub.GET("/:provider/login", h.oauthLogin)
+	pub.GET("/:provider/callback", h.oauthCallback)
+
+	// Webhooks authenticate by API key, not token, and are limited per key once
+	// the key is verified.
+	r.POST("/v1/webhooks/:tenantId/:provider", webhookAuth(d.Ingest),
+		rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "apikey:" + webhookKey(c).ID }),
+		h.receiveWebhook)
+
+	v1 := r.Group("/v1", authenticate(d.Tokens),
+		rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "tenant:" + caller(c).TenantID }))
+
+	v1.GET("/users", requireRole(anyRole...), h.listUsers)
+	v1.POST("/users", requireRole(managers...), h.createUser)
+
+	v1.GET("/api-keys", requireRole(anyRole...), h.listAPIKeys)
+	v1.POST("/api-keys", requireRole(managers...), h.createAPIKey)
+	v1.DELETE("/api-keys/:keyId", requireRole(managers...), h.revokeAPIKey)
+
+	v1.POST("/incidents/chat", requireRole(writers...), h.createIncident)
+	v1.GET("/incidents", requireRole(anyRole...), h.listIncidents)
+	v1.GET("/incidents/:incidentId", requireRole(anyRole...), h.getIncident)
+	v1.POST("/incidents/:incidentId/resolve", requireRole(writers...), h.resolveIncident)
+
+	v1.POST("/investigation/:incidentId/start", requireRole(writers...), h.startInvestigation)
+	v1.GET("/investigation/:incidentId", requireRole(anyRole...), h.getInvestigation)
+	v1.POST("/investigation/:incidentId/context", requireRole(writers...), h.addInvestigationContext)
+
+	v1.POST("/runbooks", requireRole(managers...), h.createRunbook)
+	v1.GET("/runbooks", requireRole(anyRole...), h.listRunbooks)
+	v1.DELETE("/runbooks/:runbookId", requireRole(managers...), h.deleteRunbook)
+
+	v1.GET("/remediation/:incidentId", requireRole(anyRole...), h.listRemediations)
+	v1.POST("/remediation/:remediationId/approve", requireRole(managers...), h.approveRemediation)
+	v1.POST("/remediation/:remediationId/reject", requireRole(managers...), h.rejectRemediation)
+	v1.POST("/remediation/:remediationId/execute", requireRole(managers...), h.executeRemediation)
+
+	v1.GET("/analytics/incidents", requireRole(anyRole...), h.incidentAnalytics)
+
+	v1.POST("/webhook-endpoints", requireRole(managers...), h.createWebhookEndpoint)
+	v1.GET("/webhook-endpoints", requireRole(managers...), h.listWebhookEndpoints)
+	v1.DELETE("/webhook-endpoints/:endpointId", requireRole(managers...), h.deleteWebhookEndpoint)
+	v1.GET("/webhook-endpoints/:endpointId/deliveries", requireRole(managers...), h.listDeliveries)
+
+	return r
+}
+
+// handlers carries the dependencies of every handler.
+type handlers struct{ Deps }
