@@ -1,0 +1,235 @@
+// Package app assembles a Causeway process from its configuration: the store, the
+// Temporal client, the rate limiter, the services, the HTTP router and the worker.
+// The api, worker and all-in-one binaries differ only in which parts they run.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/api"
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/config"
+	"github.com/causeway/causeway/egress"
+	"github.com/causeway/causeway/llm"
+	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/providers"
+	"github.com/causeway/causeway/ratelimit"
+	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/worker"
+)
+
+// App is one process's shared dependencies.
+type App struct {
+	Config   *config.Config
+	Log      *slog.Logger
+	Store    *models.Store
+	Temporal client.Client
+	Limiter  ratelimit.Limiter
+	redis    *redis.Client
+	sealer   *auth.Sealer
+
+	dispatcherOnce sync.Once
+	dispatcher     *service.Dispatcher
+}
+
+// New connects to the database, Redis (when configured) and Temporal at
+// temporalAddr. The Temporal client is lazy, so the API can start and keep
+// accepting incidents while Temporal is unreachable; the dispatcher catches up.
+func New(ctx context.Context, cfg *config.Config, log *slog.Logger, temporalAddr string) (*App, error) {
+	sealer, err := auth.NewSealer(cfg.SecretsKey)
+	if err != nil {
+		return nil, fmt.Errorf("SECRETS_KEY: %w", err)
+	}
+	store, err := models.Open(ctx, cfg.DatabaseURL, cfg.SQLitePath())
+	if err != nil {
+		return nil, err
+	}
+	a := &App{Config: cfg, Log: log, Store: store, Limiter: ratelimit.NewMemory(), sealer: sealer}
+	if cfg.RedisURL != "" {
+		opts, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			a.Close()
+			return nil, fmt.Errorf("redis url: %w", err)
+		}
+		// Rate limiting fails open when Redis is away; short timeouts and no
+		// retries keep a hung Redis from adding seconds to every request.
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 500*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
+		opts.MaxRetries = -1
+		a.redis = redis.NewClient(opts)
+		a.Limiter = ratelimit.NewRedis(a.redis)
+	}
+	a.Temporal, err = client.NewLazyClient(client.Options{
+		HostPort:  temporalAddr,
+		Namespace: cfg.TemporalNamespace,
+		Logger:    sdklog.NewStructuredLogger(warnOnly(log)),
+	})
+	if err != nil {
+		a.Close()
+		return nil, fmt.Errorf("temporal client: %w", err)
+	}
+	return a, nil
+}
+
+// warnOnly keeps the SDK's per-poll info lines out of the service log.
+func warnOnly(log *slog.Logger) *slog.Logger {
+	return slog.New(levelFilter{log.Handler(), slog.LevelWarn})
+}
+
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+// Close releases every connection.
+func (a *App) Close() {
+	if a.Temporal != nil {
+		a.Temporal.Close()
+	}
+	if a.redis != nil {
+		_ = a.redis.Close()
+	}
+	_ = a.Store.Close()
+}
+
+// Dispatcher returns the component that guarantees each incident its workflow.
+// There is one per process, so the webhook path's Kick reaches the loop that Run
+// drives in the same process.
+func (a *App) Dispatcher() *service.Dispatcher {
+	a.dispatcherOnce.Do(func() {
+		a.dispatcher = service.NewDispatcher(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
+	})
+	return a.dispatcher
+}
+
+// Relay returns the component that delivers recorded outbound events; the
+// worker processes run it next to the dispatcher.
+func (a *App) Relay() *service.Relay {
+	return service.NewRelay(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
+}
+
+// Router builds the HTTP API.
+func (a *App) Router() http.Handler {
+	c := a.Config
+	tokens := auth.NewTokens(c.AuthJWTSecret, c.AuthIssuer, c.AuthAudience, c.AuthTokenTTL, models.ValidRole)
+	accounts := service.NewAccounts(a.Store, tokens, service.AccountsConfig{
+		RefreshTTL: c.AuthRefreshTTL, SignupEnabled: c.AuthSignupEnabled,
+		QuotaEvents: c.QuotaEventsPerMonth, QuotaInvestigations: c.QuotaInvestigationsPerMonth,
+	})
+	incidents := service.NewIncidents(a.Store, a.Temporal, a.Dispatcher(), auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Log)
+	egressClient := egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate})
+	registry := providers.New(providers.Options{HTTPClient: egressClient})
+	return api.NewRouter(api.Deps{
+		Log:                    a.Log,
+		Tokens:                 tokens,
+		Limiter:                a.Limiter,
+		RateLimitPerMinute:     c.RateLimitPerMinute,
+		AuthRateLimitPerMinute: c.AuthRateLimitPerMinute,
+		TrustedProxies:         c.TrustedProxyList(),
+		Accounts:               accounts,
+		OAuth:                  service.NewOAuth(accounts, c.OAuth, auth.NewSigner(c.AuthJWTSecret, "oauth-state"), a.PublicURL()),
+		Incidents:              incidents,
+		Health:                 service.NewHealth(a.Store, a.Limiter, a.Temporal),
+		APIKeys:                service.NewAPIKeys(a.Store, a.sealer),
+		Investigations:         service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log),
+		Remediations:           service.NewRemediations(a.Store, a.Temporal, c.SQLTargetMap(), c.EgressAllowPrivate),
+		WebhookEndpoints:       service.NewWebhookEndpoints(a.Store, a.sealer, c.EgressAllowPrivate),
+		Analytics:              service.NewAnalytics(a.Store),
+		Ingest:                 service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Log),
+	})
+}
+
+// PublicURL is where browsers and monitoring tools reach the API.
+func (a *App) PublicURL() string {
+	if a.Config.PublicURL != "" {
+		return a.Config.PublicURL
+	}
+	return "http://" + a.Config.HTTPAddr
+}
+
+// Worker builds the Temporal worker with every workflow and activity.
+func (a *App) Worker() sdkworker.Worker {
+	acts := &activities.Activities{Store: a.Store, Sealer: a.sealer, SQLTargets: a.Config.SQLTargetMap(),
+		Egress: egress.NewClient(egress.Options{AllowPrivate: a.Config.EgressAllowPrivate,
+			Timeout: activities.StepRequestTimeout, ResponseHeaderTimeout: activities.StepRequestTimeout})}
+	if c := a.Config; c.LLMEnabled() {
+		// One agent run may make a call and a repair call; both must fit in the
+		// activity's 2-minute attempt, or Temporal retries while the first
+		// attempt is still spending tokens.
+		acts.LLM = llm.New(llm.Config{BaseURL: c.LLMBaseURL, APIKey: c.LLMAPIKey, Model: c.LLMModel, Timeout: 55 * time.Second})
+	}
+	return worker.New(a.Temporal, a.Config.TemporalTaskQueue, acts)
+}
+
+// Serve runs the HTTP server until ctx ends, then drains in-flight requests.
+func (a *App) Serve(ctx context.Context, h http.Handler) error {
+	srv := &http.Server{
+		Addr:              a.Config.HTTPAddr,
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("http shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// NewLogger is the process logger: JSON lines on stderr at the configured level.
+func NewLogger(level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+	// Code that logs through the package-level functions (the error mapper, the
+	// Temporal SDK's fallbacks) must write the same JSON at the same level.
+	slog.SetDefault(log)
+	return log
+}
+
+// LogConfig prints the effective settings once at start, secrets masked.
+func LogConfig(log *slog.Logger, cfg *config.Config) {
+	m := cfg.Masked()
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	attrs := make([]any, 0, len(keys))
+	for _, k := range keys {
+		attrs = append(attrs, slog.Any(k, m[k]))
+	}
+	log.Info("configuration", attrs...)
+}

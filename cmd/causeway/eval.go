@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/app"
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/config"
+	"github.com/causeway/causeway/devstack"
+	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/service"
+)
+
+// evalTimeout bounds one scenario's pass; the offline analyzer needs well under a
+// second, a hosted LLM a minute or two.
+const evalTimeout = 5 * time.Minute
+
+// evalResult is one scenario's outcome.
+type evalResult struct {
+	id, expected, got string
+	confidence        float64
+	status            string
+}
+
+// evaluate runs every scenario of dir through the real pipeline (API services,
+// Temporal workflows on an embedded in-memory server, the worker and a throwaway
+// database) and prints accuracy against the expert labels. The analysis path is
+// whatever the configuration selects: the offline analyzer, or CAUSEWAY_LLM_*.
+// A malformed scenario file is an error before anything runs.
+func evaluate(ctx context.Context, cfgPath, dir string) error {
+	if dir == "" {
+		return errors.New("usage: causeway eval DIR")
+	}
+	scenarios, err := analyzer.LoadScenarios(dir)
+	if err != nil {
+		return err
+	}
+	if len(scenarios) == 0 {
+		return fmt.Errorf("no scenarios in %s", dir)
+	}
+	tmp, err := os.MkdirTemp("", "causeway-eval-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	// The evaluation never touches the user's data directory or database.
+	if err := os.Setenv("CAUSEWAY_DATA_DIR", tmp); err != nil {
+		return err
+	}
+	cfg, err := config.Load(cfgPath, config.ModeDev)
+	if err != nil {
+		return err
+	}
+	cfg.DatabaseURL, cfg.TemporalAddress = "", ""
+	cfg.QuotaEventsPerMonth, cfg.QuotaInvestigationsPerMonth = 0, 0
+	cfg.TemporalTaskQueue = "causeway-eval"
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	e, err := startEmbedded(ctx, cfg, log, &devstack.Options{Namespace: cfg.TemporalNamespace})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	a := e.app
+
+	p, err := evalTenant(ctx, a.Store)
+	if err != nil {
+		return err
+	}
+	inv := service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), log)
+	model := "offline analyzer"
+	if cfg.LLMEnabled() {
+		model = "LLM " + cfg.LLMModel
+	}
+	fmt.Printf("Evaluating %d scenarios from %s with the %s\n\n%-36s %-26s %-26s %5s\n", len(scenarios), dir, model, "scenario", "expected", "got", "conf")
+	results := make([]evalResult, 0, len(scenarios))
+	for _, s := range scenarios {
+		r, err := evalScenario(ctx, a, inv, p, s)
+		if err != nil {
+			return fmt.Errorf("scenario %s: %w", s.ID, err)
+		}
+		mark := "✗"
+		if r.got == r.expected {
+			mark = "✓"
+		}
+		fmt.Printf("%-36s %-26s %-26s %5.2f %s %s\n", r.id, r.expected, r.got, r.confidence, mark, r.status)
+		results = append(results, r)
+	}
+	printSummary(results)
+	return nil
+}
+
+func evalTenant(ctx context.Context, store *models.Store) (auth.Principal, error) {
+	t := &models.Tenant{ID: models.NewID("ten"), Name: "Evaluation", CreatedAt: time.Now().UTC()}
+	u := &models.User{ID: models.NewID("usr"), TenantID: t.ID, Email: "eval@causeway.invalid", Name: "Evaluation", Role: models.RoleOwner, CreatedAt: t.CreatedAt}
+	if err := store.CreateTenantWithOwner(ctx, t, u); err != nil {
+		return auth.Principal{}, err
+	}
+	return auth.Principal{UserID: u.ID, Email: u.Email, TenantID: t.ID, Roles: []string{models.RoleOwner}}, nil
+}
+
+// evalScenario records the scenario's alert as an incident (all alert fields, as
+// a webhook would), adds each context entry, starts a pass and waits for it.
+func evalScenario(ctx context.Context, a *app.App, inv *service.Investigations, p auth.Principal, s analyzer.Scenario) (evalResult, error) {
+	now := time.Now().UTC()
+	al := s.Alert
+	inc := &models.Incident{
+		ID: models.NewID("inc"), TenantID: p.TenantID, Title: al.Title, Description: al.Description,
+		Severity: analyzer.NormalizeSeverity(al.Severity, models.SeverityMedium), Status: models.StatusOpen, Source: "eval",
+		Service: al.Service, Environment: al.Environment, Tags: al.Tags, Metadata: al.Metadata, CreatedAt: now, UpdatedAt: now,
+	}
+	if _, err := a.Store.CreateIncident(ctx, inc, models.TimelineEntry{At: now, Kind: "created", Message: "Scenario " + s.ID, Actor: p.Email, DedupKey: inc.ID + "/created"}); err != nil {
+		return evalResult{}, err
+	}
+	if err := a.Dispatcher().Ensure(ctx, inc); err != nil {
+		return evalResult{}, err
+	}
+	for _, c := range s.Context {
+		if _, err := inv.AddContext(ctx, p, inc.ID, service.AddContextInput{Context: c}); err != nil {
+			return evalResult{}, err
+		}
+	}
+	if _, err := inv.Start(ctx, p, inc.ID, service.StartInvestigationInput{}); err != nil {
+		return evalResult{}, err
+	}
+	deadline := time.Now().Add(evalTimeout)
+	for {
+		got, err := a.Store.LatestInvestigation(ctx, p.TenantID, inc.ID)
+		if err != nil {
+			return evalResult{}, err
+		}
+		if got.Status != models.InvestigationRunning {
+			return evalResult{id: s.ID, expected: s.Expected.Category, got: got.Category, confidence: got.Confidence, status: got.Status}, nil
+		}
+		if time.Now().After(deadline) {
+			return evalResult{}, fmt.Errorf("investigation still running after %s", evalTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return evalResult{}, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// printSummary prints accuracy, the confusion table and mean confidence of right
+// and wrong answers (a calibrated analyzer is less sure when it is wrong).
+func printSummary(results []evalResult) {
+	var right, wrong []float64
+	confusion := map[string]map[string]int{}
+	for _, r := range results {
+		if r.got == r.expected {
+			right = append(right, r.confidence)
+		} else {
+			wrong = append(wrong, r.confidence)
+		}
+		if confusion[r.expected] == nil {
+			confusion[r.expected] = map[string]int{}
+		}
+		confusion[r.expected][r.got]++
+	}
+	fmt.Printf("\nAccuracy: %d/%d (%.1f%%)\n\nConfusion (expected → got):\n", len(right), len(results), 100*float64(len(right))/float64(len(results)))
+	for _, exp := range sortedKeys(confusion) {
+		var cells []string
+		for _, got := range sortedKeys(confusion[exp]) {
+			cells = append(cells, fmt.Sprintf("%s×%d", got, confusion[exp][got]))
+		}
+		fmt.Printf("  %-26s → %s\n", exp, strings.Join(cells, ", "))
+	}
+	fmt.Printf("\nMean confidence: right %.2f (n=%d), wrong %.2f (n=%d)\n", mean(right), len(right), mean(wrong), len(wrong))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}

@@ -1,0 +1,123 @@
+// Command causeway is the all-in-one entry point: `causeway run` starts the whole
+// product with no external services (embedded Temporal and its UI, SQLite, the
+// offline analyzer), and the admin commands (migrate) run against any
+// configuration.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/causeway/causeway/app"
+	"github.com/causeway/causeway/config"
+	"github.com/causeway/causeway/devstack"
+	"github.com/causeway/causeway/models"
+)
+
+const usage = `usage: causeway [--config FILE] COMMAND
+
+commands:
+  run       start API, worker and (unless CAUSEWAY_TEMPORAL_ADDRESS is set) an embedded Temporal server with its UI
+  migrate   create or update the database schema
+  eval DIR  run every scenario of DIR through the real pipeline and report accuracy
+`
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "causeway:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("causeway", flag.ContinueOnError)
+	cfgPath := fs.String("config", "", "YAML configuration file (settings also come from CAUSEWAY_* variables)")
+	fs.Usage = func() { fmt.Fprint(os.Stderr, usage) }
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch fs.Arg(0) {
+	case "run":
+		return runAll(ctx, *cfgPath)
+	case "migrate":
+		return migrate(ctx, *cfgPath)
+	case "eval":
+		return evaluate(ctx, *cfgPath, fs.Arg(1))
+	default:
+		fs.Usage()
+		return errors.New("unknown or missing command")
+	}
+}
+
+func migrate(ctx context.Context, cfgPath string) error {
+	cfg, err := config.Load(cfgPath, config.ModeProduction)
+	if err != nil {
+		return err
+	}
+	log := app.NewLogger(cfg.LogLevel)
+	// Only the database: migrating needs neither Temporal nor Redis.
+	store, err := models.Open(ctx, cfg.DatabaseURL, cfg.SQLitePath())
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := store.Migrate(ctx); err != nil {
+		return err
+	}
+	log.Info("database schema is up to date", slog.String("database", store.Dialect()))
+	return nil
+}
+
+// runAll is `make run`: every part of the product in one process.
+func runAll(ctx context.Context, cfgPath string) error {
+	cfg, err := config.Load(cfgPath, config.ModeDev)
+	if err != nil {
+		return err
+	}
+	log := app.NewLogger(cfg.LogLevel)
+	app.LogConfig(log, cfg)
+
+	var stackOpts *devstack.Options
+	if cfg.EmbeddedTemporal() {
+		stackOpts = &devstack.Options{
+			DataDir:   filepath.Join(cfg.DataDir, "temporal"),
+			Port:      cfg.TemporalEmbeddedPort,
+			UIAddr:    cfg.TemporalUIAddr,
+			Namespace: cfg.TemporalNamespace,
+			Logger:    log.With(slog.String("component", "temporal")),
+		}
+	}
+	e, err := startEmbedded(ctx, cfg, log, stackOpts)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	a, temporalAddr, uiURL := e.app, cfg.TemporalAddress, ""
+	if e.stack != nil {
+		temporalAddr, uiURL = e.stack.FrontendAddress(), e.stack.UIURL()
+	}
+	go a.Dispatcher().Run(ctx, time.Second)
+	go a.Relay().Run(ctx, time.Second)
+
+	printBanner(a.PublicURL(), uiURL, temporalAddr)
+	return a.Serve(ctx, a.Router())
+}
+
+func printBanner(apiURL, uiURL, temporalAddr string) {
+	fmt.Printf("\nCauseway is running.\n\n  API          %s\n", apiURL)
+	if uiURL != "" {
+		fmt.Printf("  Temporal UI  %s\n", uiURL)
+	}
+	fmt.Printf("  Temporal     %s\n\nSign up:\n  curl -s -X POST %s/auth/signup -H 'Content-Type: application/json' -d '{\"tenantName\":\"Acme\",\"email\":\"you@example.com\",\"password\":\"change-me-please\",\"name\":\"You\"}'\n\n",
+		temporalAddr, apiURL)
+}
