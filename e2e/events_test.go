@@ -1,0 +1,231 @@
+package e2e
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/causeway/causeway/models"
+)
+
+// verifySignature is a receiver's Standard Webhooks check, independent of the
+// sender's code: HMAC-SHA256 over id.timestamp.body with the decoded whsec_ key,
+// constant-time compare, five-minute timestamp tolerance.
+func verifySignature(secret string, h http.Header, body []byte) bool {
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	ts, terr := strconv.ParseInt(h.Get("webhook-timestamp"), 10, 64)
+	if err != nil || terr != nil || time.Since(time.Unix(ts, 0)).Abs() > 5*time.Minute {
+		return false
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(h.Get("webhook-id") + "." + h.Get("webhook-timestamp") + "." + string(body)))
+	want := mac.Sum(nil)
+	for _, sig := range strings.Fields(h.Get("webhook-signature")) {
+		if raw, ok := strings.CutPrefix(sig, "v1,"); ok {
+			if got, err := base64.StdEncoding.DecodeString(raw); err == nil && hmac.Equal(got, want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// eventReceiver answers 500 to its first request and 2xx afterwards, and
+// counts successful deliveries per webhook-id.
+type eventReceiver struct {
+	*httptest.Server
+	secret string
+	mu     sync.Mutex
+	total  int
+	ok     map[string]int
+	bodies map[string]map[string]any
+	bad    int
+}
+
+func newEventReceiver(t *testing.T) *eventReceiver {
+	r := &eventReceiver{ok: map[string]int{}, bodies: map[string]map[string]any{}}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.total++
+		if !verifySignature(r.secret, req.Header, body) {
+			r.bad++
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		if r.total == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		id := req.Header.Get("webhook-id")
+		r.ok[id]++
+		var env map[string]any
+		_ = json.Unmarshal(body, &env)
+		r.bodies[id] = env
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *eventReceiver) delivered(id string) (int, map[string]any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ok[id], r.bodies[id]
+}
+
+// TestEventSurvivesCrashBeforeDelivery records an event in the same transaction
+// as a state change, with no relay running (the process died right after the
+// commit), then starts two fresh relays: the receiver gets it exactly once, after
+// one retried 500, and every attempt is in the deliveries log. A real
+// investigation's investigation.completed then arrives the same way.
+func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
+	e := newEnv(t)
+	token, tenantID := e.signup(t, "Events")
+	rcv := newEventReceiver(t)
+	var ep struct{ EndpointID, Secret string }
+	if st := e.call(t, "POST", "/v1/webhook-endpoints", token, map[string]any{
+		"url": rcv.URL + "/hooks", "events": []string{models.EventInvestigationCompleted, models.EventRemediationFailed},
+	}, &ep); st != http.StatusCreated {
+		t.Fatalf("create endpoint: %d", st)
+	}
+	rcv.mu.Lock()
+	rcv.secret = ep.Secret
+	rcv.mu.Unlock()
+
+	// The state change and its event commit together; then the process "dies".
+	evt := models.OutboxEvent{ID: models.EventID("rem_crash", models.EventRemediationFailed), TenantID: tenantID,
+		Type: models.EventRemediationFailed, Payload: `{"remediationId":"rem_crash","status":"failed"}`, CreatedAt: time.Now().UTC()}
+	err := e.Store.DB().Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&models.TimelineEntry{TenantID: tenantID, IncidentID: "inc_crash", At: evt.CreatedAt, Kind: "remediation_failed",
+			Message: "step 2 failed", Actor: "causeway", DedupKey: "crash/remediation_failed"}).Error; err != nil {
+			return err
+		}
+		return tx.Create(&evt).Error
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if n, _ := rcv.delivered(evt.ID); n != 0 {
+		t.Fatalf("delivered without a relay: %d", n)
+	}
+
+	// A fresh process starts: two relays (a restart racing a second replica).
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() { defer wg.Done(); e.App.Relay().Run(ctx, 100*time.Millisecond) }()
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	eventually(t, 45*time.Second, "the event delivered after one retry", func() bool { n, _ := rcv.delivered(evt.ID); return n > 0 })
+	time.Sleep(time.Second) // room for a duplicate to show up
+	n, body := rcv.delivered(evt.ID)
+	if n != 1 {
+		t.Errorf("delivered %d times, want exactly once", n)
+	}
+	if body["id"] != evt.ID || body["type"] != models.EventRemediationFailed || body["tenantId"] != tenantID ||
+		body["data"].(map[string]any)["remediationId"] != "rem_crash" || body["createdAt"] == nil {
+		t.Errorf("body %v", body)
+	}
+	var log struct {
+		Deliveries []struct {
+			EventID    string `json:"eventId"`
+			Attempt    int    `json:"attempt"`
+			StatusCode int    `json:"statusCode"`
+			LatencyMs  int64  `json:"latencyMs"`
+		}
+	}
+	if st := e.call(t, "GET", "/v1/webhook-endpoints/"+ep.EndpointID+"/deliveries", token, nil, &log); st != 200 {
+		t.Fatalf("deliveries: %d", st)
+	}
+	if len(log.Deliveries) != 2 || log.Deliveries[0].StatusCode != 204 || log.Deliveries[0].Attempt != 2 ||
+		log.Deliveries[1].StatusCode != 500 || log.Deliveries[1].Attempt != 1 {
+		t.Errorf("deliveries log %+v, want attempt 2 = 204 then attempt 1 = 500", log.Deliveries)
+	}
+
+	// A real investigation emits investigation.completed through the same path.
+	var inc struct{ IncidentID string }
+	if st := e.call(t, "POST", "/v1/incidents/chat", token, map[string]string{
+		"title": "checkout errors", "description": "checkout-api returns 500s: too many connections on orders-db",
+	}, &inc); st != http.StatusCreated {
+		t.Fatalf("create incident: %d", st)
+	}
+	if st := e.call(t, "POST", "/v1/investigation/"+inc.IncidentID+"/start", token, map[string]any{}, nil); st != http.StatusAccepted {
+		t.Fatalf("start investigation: %d", st)
+	}
+	var invID string
+	eventually(t, 60*time.Second, "investigation.completed delivered", func() bool {
+		var evts []models.OutboxEvent
+		e.Store.DB().Where("tenant_id = ? AND type = ?", tenantID, models.EventInvestigationCompleted).Find(&evts)
+		if len(evts) == 0 {
+			return false
+		}
+		invID = evts[0].ID
+		n, _ := rcv.delivered(invID)
+		return n == 1
+	})
+	_, body = rcv.delivered(invID)
+	if data, _ := body["data"].(map[string]any); data["incidentId"] != inc.IncidentID {
+		t.Errorf("investigation.completed data %v", body["data"])
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if rcv.bad != 0 {
+		t.Errorf("%d deliveries failed signature verification", rcv.bad)
+	}
+}
+
+// TestEventGoneDisablesEndpoint: a receiver answering 410 disables its endpoint
+// after one attempt.
+func TestEventGoneDisablesEndpoint(t *testing.T) {
+	e := newEnv(t)
+	token, tenantID := e.signup(t, "Gone")
+	var hits int
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		w.WriteHeader(http.StatusGone)
+	}))
+	t.Cleanup(srv.Close)
+	var ep struct{ EndpointID string }
+	e.call(t, "POST", "/v1/webhook-endpoints", token, map[string]any{"url": srv.URL, "events": []string{models.EventRemediationCompleted}}, &ep)
+	evt := models.OutboxEvent{ID: "evt_gone", TenantID: tenantID, Type: models.EventRemediationCompleted, Payload: "{}", CreatedAt: time.Now().UTC()}
+	if err := e.Store.DB().Create(&evt).Error; err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.App.Relay().Run(ctx, 100*time.Millisecond); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	var list struct {
+		Endpoints []struct{ EndpointID, Status string }
+	}
+	eventually(t, 20*time.Second, "endpoint disabled", func() bool {
+		e.call(t, "GET", "/v1/webhook-endpoints", token, nil, &list)
+		return len(list.Endpoints) == 1 && list.Endpoints[0].Status == models.EndpointDisabled
+	})
+	time.Sleep(500 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if hits != 1 {
+		t.Errorf("receiver hit %d times, want 1", hits)
+	}
+}
