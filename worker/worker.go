@@ -15,7 +15,15 @@ import (
 // New returns a worker polling taskQueue with every workflow and activity
 // registered. It is not started.
 func New(c client.Client, taskQueue string, acts *activities.Activities) sdkworker.Worker {
-	w := sdkworker.New(c, taskQueue, sdkworker.Options{
+	w := sdkworker.New(c, taskQueue, Options())
+	workflows.Register(w, acts)
+	return w
+}
+
+// Options are the worker settings Causeway runs with, shared with benchmarks
+// that measure the engine under the same settings.
+func Options() sdkworker.Options {
+	return sdkworker.Options{
 		// Finish in-flight activities on shutdown before their tasks time out and
 		// move to another worker.
 		WorkerStopTimeout: 20 * time.Second,
@@ -27,7 +35,5 @@ func New(c client.Client, taskQueue string, acts *activities.Activities) sdkwork
 		// need no more pollers: they start eagerly, handed back with the workflow
 		// task that scheduled them.
 		MaxConcurrentWorkflowTaskPollers: 8,
-	})
-	workflows.Register(w, acts)
-	return w
+	}
 }
