@@ -148,6 +148,7 @@ type DecisionInput struct {
 	TenantID      string
 	RemediationID string
 	Status        string // models.RemediationApproved or models.RemediationRejected
+	From          string // see models.Decision
 	Actor         string
 	Reason        string
 	At            time.Time
@@ -162,7 +163,7 @@ func (a *Activities) DecideRemediation(ctx context.Context, in DecisionInput) er
 		kind = "remediation_rejected"
 	}
 	err := a.Store.DecideRemediation(ctx, models.Decision{
-		TenantID: in.TenantID, RemediationID: in.RemediationID, Status: in.Status, Actor: in.Actor, Reason: in.Reason, At: in.At,
+		TenantID: in.TenantID, RemediationID: in.RemediationID, Status: in.Status, From: in.From, Actor: in.Actor, Reason: in.Reason, At: in.At,
 		Entry: models.TimelineEntry{At: in.At.UTC(), Kind: kind, Message: in.Message, Actor: in.Actor, DedupKey: in.DedupKey},
 	})
 	return classifyRemediation(err)

@@ -271,17 +271,20 @@ type Decision struct {
 	TenantID      string
 	RemediationID string
 	Status        string // RemediationApproved or RemediationRejected
-	Actor         string
-	Reason        string
-	At            time.Time
-	Entry         TimelineEntry
+	// From is the status the decision applies to: RemediationAwaitingApproval
+	// when empty; RemediationApproved when an unexecuted approval expires.
+	From   string
+	Actor  string
+	Reason string
+	At     time.Time
+	Entry  TimelineEntry
 }
 
 // ErrInvalidStatus is a state change asked of a remediation in the wrong state.
 var ErrInvalidStatus = errors.New("invalid status")
 
-// DecideRemediation records a decision on a proposal awaiting approval, with its
-// timeline entry, in one transaction. Repeating the same decision is a no-op, so
+// DecideRemediation records a decision on a proposal awaiting approval (or the
+// expiry of an approval nobody executed, see Decision.From), with its timeline entry, in one transaction. Repeating the same decision is a no-op, so
 // activity retries are safe; a different one is ErrInvalidStatus.
 func (s *Store) DecideRemediation(ctx context.Context, d Decision) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -292,7 +295,11 @@ func (s *Store) DecideRemediation(ctx context.Context, d Decision) error {
 		if r.Status == d.Status {
 			return nil
 		}
-		if r.Status != RemediationAwaitingApproval {
+		from := d.From
+		if from == "" {
+			from = RemediationAwaitingApproval
+		}
+		if r.Status != from {
 			return ErrInvalidStatus
 		}
 		at := d.At.UTC()

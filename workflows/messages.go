@@ -145,6 +145,11 @@ const (
 // expires as rejected: a week-old plan was made for a system that has moved on.
 const DefaultApprovalTimeout = 7 * 24 * time.Hour
 
+// DefaultExecuteTimeout is how long an approval waits for execute before it
+// expires: the approver judged the system as it was then, and a plan approved
+// during one shift should not run unreviewed in another.
+const DefaultExecuteTimeout = 24 * time.Hour
+
 // RemediationInput starts a RemediationWorkflow. PlanHash is the digest of the
 // rendered steps the approval must name.
 type RemediationInput struct {
@@ -156,6 +161,9 @@ type RemediationInput struct {
 	// ApprovalTimeout bounds the wait for a decision; zero means
 	// DefaultApprovalTimeout.
 	ApprovalTimeout time.Duration
+	// ExecuteTimeout bounds the wait for execute after an approval; zero means
+	// DefaultExecuteTimeout.
+	ExecuteTimeout time.Duration
 }
 
 // RemediationState is what the workflow knows of its remediation, for queries

@@ -24,6 +24,9 @@ func RemediationWorkflow(ctx workflow.Context, in RemediationInput) (Remediation
 	if w.in.ApprovalTimeout <= 0 {
 		w.in.ApprovalTimeout = DefaultApprovalTimeout
 	}
+	if w.in.ExecuteTimeout <= 0 {
+		w.in.ExecuteTimeout = DefaultExecuteTimeout
+	}
 	if err := w.setup(ctx); err != nil {
 		return w.state, err
 	}
@@ -74,15 +77,46 @@ func (w *remediation) run(ctx workflow.Context) (RemediationState, error) {
 	}
 	if w.state.Status != models.RemediationRejected {
 		// Approved: wait for execute, and for the execution to be recorded.
-		if err := workflow.Await(ctx, func() bool { return w.begun }); err != nil {
+		begun, err := w.awaitExecute(ctx)
+		if err != nil {
 			return w.state, err
 		}
-		if err := w.runSteps(ctx); err != nil {
-			return w.state, err
+		if begun {
+			if err := w.runSteps(ctx); err != nil {
+				return w.state, err
+			}
 		}
 	}
 	return w.state, workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 }
+
+// awaitExecute waits for an execution to be recorded. An approval nobody acts on
+// within ExecuteTimeout expires as rejected, so the workflow ends and a stale plan
+// cannot run days later. Histories from before the expiry existed wait forever,
+// as they did then.
+func (w *remediation) awaitExecute(ctx workflow.Context) (bool, error) {
+	if workflow.GetVersion(ctx, versionApprovalExpiry, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return true, workflow.Await(ctx, func() bool { return w.begun })
+	}
+	begun, err := workflow.AwaitWithTimeout(ctx, w.in.ExecuteTimeout, func() bool { return w.begun })
+	if err != nil || begun {
+		return begun, err
+	}
+	// An execute already claimed (its activity in flight) settles first: it
+	// either begins the run or hands the approval back.
+	if err := workflow.Await(ctx, func() bool { return w.begun || w.state.Status == models.RemediationApproved }); err != nil {
+		return false, err
+	}
+	if w.begun {
+		return true, nil
+	}
+	reason := fmt.Sprintf("approved by %s but not executed within %s; the approval expired", w.state.ApprovedBy, w.in.ExecuteTimeout)
+	_, err = w.decideFrom(ctx, models.RemediationApproved, models.RemediationRejected, "causeway", reason)
+	return false, err
+}
+
+// versionApprovalExpiry marks the change that made approvals expire.
+const versionApprovalExpiry = "approval-expiry"
 
 // runSteps runs the steps in order and records the outcome; the first failure
 // stops the run.
@@ -164,8 +198,15 @@ func (w *remediation) reject(ctx workflow.Context, req RejectRequest) (Remediati
 	return w.decide(ctx, models.RemediationRejected, req.Actor, req.Reason)
 }
 
-// decide records an approval or rejection (a person's, or the expiry's).
+// decide records an approval or rejection (a person's, or the expiry's) of a
+// proposal awaiting approval.
 func (w *remediation) decide(ctx workflow.Context, status, actor, reason string) (RemediationState, error) {
+	return w.decideFrom(ctx, "", status, actor, reason)
+}
+
+// decideFrom records a decision on the remediation in status from (empty for a
+// proposal awaiting approval, see models.Decision).
+func (w *remediation) decideFrom(ctx workflow.Context, from, status, actor, reason string) (RemediationState, error) {
 	before := w.state
 	w.state.Status = status
 	msg := fmt.Sprintf("Remediation %s approved by %s", w.in.RemediationID, actor)
@@ -177,13 +218,16 @@ func (w *remediation) decide(ctx workflow.Context, status, actor, reason string)
 		}
 	}
 	err := workflow.ExecuteActivity(withStoreOptions(ctx), activities.NameDecideRemediation, activities.DecisionInput{
-		TenantID: w.in.TenantID, RemediationID: w.in.RemediationID, Status: status, Actor: actor, Reason: reason,
+		TenantID: w.in.TenantID, RemediationID: w.in.RemediationID, Status: status, From: from, Actor: actor, Reason: reason,
 		At: workflow.Now(ctx), Message: msg, DedupKey: timelineKey(w.id, status),
 	}).Get(ctx, nil)
 	if err != nil {
-		// The decision was not recorded: the proposal stays open for another.
+		// The decision was not recorded: the remediation stays as it was, open
+		// for another decision.
 		w.state = before
-		w.state.ApprovedBy = ""
+		if status == models.RemediationApproved {
+			w.state.ApprovedBy = ""
+		}
 	}
 	return w.state, err
 }

@@ -202,3 +202,54 @@ func TestRemediationRefusedExecuteCanBeRetried(t *testing.T) {
 	require.NoError(t, env.GetWorkflowResult(&st))
 	require.Equal(t, models.RemediationCompleted, st.Status)
 }
+
+// An approval nobody executes expires as rejected, so the workflow ends and the
+// stale plan can no longer run.
+func TestRemediationApprovalExpires(t *testing.T) {
+	env := remEnv(t)
+	expectApproved(env, t0.Add(time.Minute))
+	expired := t0.Add(time.Minute + DefaultExecuteTimeout)
+	reason := "approved by alice@example.com but not executed within 24h0m0s; the approval expired"
+	in := decision(models.RemediationRejected, "causeway", reason, "Remediation rem_test rejected by causeway: "+reason, expired)
+	in.From = models.RemediationApproved
+	env.OnActivity(activities.NameDecideRemediation, mock.Anything, in).Return(nil).Once()
+
+	send(env, time.Minute, UpdateApproveRemediation, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
+	late := send(env, time.Minute+DefaultExecuteTimeout+time.Second, UpdateExecuteRemediation, ExecuteRequest{Actor: "bob@example.com"})
+	env.ExecuteWorkflow(RemediationWorkflowName, remInput())
+
+	require.NoError(t, env.GetWorkflowError())
+	var st RemediationState
+	require.NoError(t, env.GetWorkflowResult(&st))
+	require.Equal(t, RemediationState{RemediationID: remID, Status: models.RemediationRejected, ApprovedBy: "alice@example.com",
+		RejectedBy: "causeway", RejectReason: reason, FailedStep: -1}, st)
+	// The workflow had ended: the late execute never reached a handler.
+	require.False(t, late.done && late.err == nil && late.rejected == nil, "late execute accepted")
+}
+
+// An execute whose record is still being written when the approval's deadline
+// passes wins: the run goes ahead rather than expiring under it.
+func TestRemediationExecuteInFlightAtDeadlineRuns(t *testing.T) {
+	env := remEnv(t)
+	expectApproved(env, t0.Add(time.Minute))
+	claimed := t0.Add(time.Minute + DefaultExecuteTimeout - time.Second)
+	env.OnActivity(activities.NameBeginRemediation, mock.Anything, activities.BeginRemediationInput{
+		TenantID: tenant, RemediationID: remID, Actor: "bob@example.com", At: claimed,
+		Message: "Remediation rem_test executing (3 steps), started by bob@example.com", DedupKey: remWfID + "/executing",
+	}).After(time.Minute).Return(nil).Once()
+	for i, typ := range []string{"http", "wait", "verification"} {
+		env.OnActivity(activities.NameRunRemediationStep, mock.Anything, stepIn(i, typ)).Return(nil).Once()
+	}
+	env.OnActivity(activities.NameFinishRemediation, mock.Anything, mock.Anything).Return(nil).Once()
+
+	send(env, time.Minute, UpdateApproveRemediation, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
+	exec := send(env, time.Minute+DefaultExecuteTimeout-time.Second, UpdateExecuteRemediation, ExecuteRequest{Actor: "bob@example.com"})
+	env.ExecuteWorkflow(RemediationWorkflowName, remInput())
+
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, exec.rejected)
+	require.NoError(t, exec.err)
+	var st RemediationState
+	require.NoError(t, env.GetWorkflowResult(&st))
+	require.Equal(t, models.RemediationCompleted, st.Status)
+}

@@ -17,7 +17,11 @@ func TestReplayRecordedHistories(t *testing.T) {
 	r.RegisterWorkflowWithOptions(InvestigationWorkflow, workflow.RegisterOptions{Name: InvestigationWorkflowName})
 	r.RegisterWorkflowWithOptions(AgentWorkflow, workflow.RegisterOptions{Name: AgentWorkflowName})
 	r.RegisterWorkflowWithOptions(RemediationWorkflow, workflow.RegisterOptions{Name: RemediationWorkflowName})
-	for _, name := range []string{"incident.json", "investigation.json", "remediation.json"} {
+	for _, name := range []string{
+		"incident.json", "investigation.json", "remediation.json",
+		// Recorded before approvals expired (versionApprovalExpiry): still replays.
+		"remediation-before-approval-expiry.json",
+	} {
 		t.Run(name, func(t *testing.T) {
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "histories", name)); err != nil {
 				t.Fatal(err)
