@@ -142,13 +142,7 @@ func (w *incidentWriter) flush(batch []*incidentJob) {
 	case len(leaders) == 1:
 		results[0] = err
 	default:
-		// Nothing of the group was committed. One at a time finds which alerts
-		// fit a nearly spent quota, and isolates any other failure to its alert.
-		// (Should a lost connection hide a commit that did happen, the retry
-		// finds the rows and answers 409 naming them: never a second incident.)
-		for i, l := range leaders {
-			_, results[i] = w.store.CreateIncident(ctx, l.item.Incident, l.item.First)
-		}
+		w.settle(ctx, leaders, results)
 	}
 	for i, l := range leaders {
 		l.done <- results[i]
@@ -158,6 +152,45 @@ func (w *incidentWriter) flush(batch []*incidentJob) {
 			} else {
 				f.done <- results[i]
 			}
+		}
+	}
+}
+
+// settle records the leaders of a group that failed as a whole, so nothing of it
+// was committed (should a lost connection hide a commit that did happen, the
+// retry finds the rows and answers 409 naming them: never a second incident).
+// Each tenant's alerts are tried again as a group of their own, so one tenant's
+// spent quota or bad row costs only that tenant its group commit; within a
+// tenant whose group fails too, one at a time finds which alerts fit a nearly
+// spent quota and isolates any other failure to its alert.
+func (w *incidentWriter) settle(ctx context.Context, leaders []*incidentJob, results []error) {
+	var tenants []string
+	byTenant := map[string][]int{}
+	for i, l := range leaders {
+		tid := l.item.Incident.TenantID
+		if _, ok := byTenant[tid]; !ok {
+			tenants = append(tenants, tid)
+		}
+		byTenant[tid] = append(byTenant[tid], i)
+	}
+	for _, tid := range tenants {
+		idx := byTenant[tid]
+		if len(idx) > 1 && len(tenants) > 1 {
+			items := make([]models.NewIncident, len(idx))
+			for k, i := range idx {
+				items[k] = leaders[i].item
+			}
+			if created, err := w.store.CreateIncidents(ctx, items); err == nil {
+				for k, i := range idx {
+					if !created[k] {
+						results[i] = models.ErrConflict
+					}
+				}
+				continue
+			}
+		}
+		for _, i := range idx {
+			_, results[i] = w.store.CreateIncident(ctx, leaders[i].item.Incident, leaders[i].item.First)
 		}
 	}
 }

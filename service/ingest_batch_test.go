@@ -1,10 +1,13 @@
 package service
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/causeway/causeway/internal/testdb"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
 )
@@ -28,5 +31,68 @@ func TestIncidentWriterRefusesBacklog(t *testing.T) {
 	_, err = s.ingestOne(t.Context(), "ten_1", "custom", providers.Alert{Title: "t", SourceAlertID: "a-1"})
 	if e, ok := AsError(err); !ok || e.Code != CodeUnavailable {
 		t.Fatalf("ingest on a full queue: %v, want %s", err, CodeUnavailable)
+	}
+}
+
+// TestIncidentWriterSettlesByTenant sends one group with alerts of a tenant whose
+// event quota has room for one and of a tenant without a limit. The group fails
+// as a whole; the unlimited tenant's alerts are then still committed together
+// (on PostgreSQL: one transaction, seen as one xmin), and the first tenant gets
+// exactly the one incident its quota allows.
+func TestIncidentWriterSettlesByTenant(t *testing.T) {
+	ctx := context.Background()
+	s := testdb.Open(t)
+	now := time.Now().UTC()
+	for _, tn := range []models.Tenant{
+		{ID: "ten_a", Name: "A", QuotaEvents: 1, CreatedAt: now},
+		{ID: "ten_b", Name: "B", QuotaEvents: 0, CreatedAt: now},
+	} {
+		if err := s.CreateTenantWithOwner(ctx, &tn, &models.User{ID: "usr_" + tn.ID, TenantID: tn.ID,
+			Email: tn.ID + "@example.com", Name: tn.Name, Role: models.RoleOwner, CreatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var batch []*incidentJob
+	for _, tid := range []string{"ten_a", "ten_b"} {
+		for i := range 3 {
+			inc := newAlertIncident(tid, "custom", providers.Alert{Title: "disk full",
+				SourceAlertID: fmt.Sprintf("alert-%d", i), Severity: "high"}, now)
+			batch = append(batch, &incidentJob{done: make(chan error, 1), item: models.NewIncident{Incident: inc,
+				First: models.TimelineEntry{At: now, Kind: "alert_received", Message: "m", Actor: "custom", DedupKey: inc.ID + "/alert_received"}}})
+		}
+	}
+	newIncidentWriter(s).flush(batch)
+
+	outcome := map[string][]error{}
+	for _, j := range batch {
+		outcome[j.item.Incident.TenantID] = append(outcome[j.item.Incident.TenantID], <-j.done)
+	}
+	var created, exceeded int
+	for _, err := range outcome["ten_a"] {
+		switch {
+		case err == nil:
+			created++
+		case errors.Is(err, models.ErrQuotaExceeded):
+			exceeded++
+		default:
+			t.Fatalf("tenant a: %v", err)
+		}
+	}
+	if created != 1 || exceeded != 2 {
+		t.Fatalf("tenant a: %d created, %d over quota; want 1 and 2", created, exceeded)
+	}
+	for _, err := range outcome["ten_b"] {
+		if err != nil {
+			t.Fatalf("tenant b: %v", err)
+		}
+	}
+	if s.DB().Dialector.Name() == "postgres" {
+		var txns int64
+		if err := s.DB().Raw("SELECT count(DISTINCT xmin::text) FROM incidents WHERE tenant_id = ?", "ten_b").Scan(&txns).Error; err != nil {
+			t.Fatal(err)
+		}
+		if txns != 1 {
+			t.Fatalf("tenant b's incidents were committed in %d transactions, want 1", txns)
+		}
 	}
 }
