@@ -228,7 +228,7 @@ func (a *Activities) RunRemediationStep(ctx context.Context, in StepInput) error
 	defer stop()
 	go heartbeat(hctx)
 	if err := ex.run(ctx, a, before.Params, in.IdempotencyKey); err != nil {
-		activity.GetLogger(ctx).Warn("remediation step failed", "remediation_id", in.RemediationID, "step", in.Index, "error", err)
+		activity.GetLogger(ctx).Warn("remediation step failed", "tenant_id", in.TenantID, "remediation_id", in.RemediationID, "step", in.Index, "error", err)
 		metrics.ObserveRemediationStep(before.Type, stepOutcome(err))
 		return err
 	}

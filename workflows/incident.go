@@ -224,7 +224,7 @@ func (w *incident) awaitPass(ctx workflow.Context, child workflow.ChildWorkflowF
 			At:      workflow.Now(ctx), DedupKey: timelineKey(w.id, fmt.Sprintf("investigation/%d/failed", pass)),
 		}).Get(ctx, &fin)
 		if ferr != nil {
-			workflow.GetLogger(ctx).Error("could not record the failed pass", "investigation_id", invID, "error", ferr)
+			workflow.GetLogger(ctx).Error("could not record the failed pass", "tenant_id", w.in.TenantID, "investigation_id", invID, "error", ferr)
 			return
 		}
 		out.IncidentStatus = fin.IncidentStatus

@@ -101,7 +101,7 @@ func (w *investigation) propose(ctx workflow.Context, category string) {
 		Category: category, At: workflow.Now(ctx),
 	}).Get(ctx, &out)
 	if err != nil {
-		workflow.GetLogger(ctx).Error("could not propose remediations", "investigation_id", w.in.InvestigationID, "error", err)
+		workflow.GetLogger(ctx).Error("could not propose remediations", "tenant_id", w.in.TenantID, "investigation_id", w.in.InvestigationID, "error", err)
 		return
 	}
 	starts := make([]workflow.ChildWorkflowFuture, len(out.Remediations))
@@ -118,7 +118,7 @@ func (w *investigation) propose(ctx workflow.Context, category string) {
 	for i, f := range starts {
 		var started *temporal.ChildWorkflowExecutionAlreadyStartedError
 		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil && !errors.As(err, &started) {
-			workflow.GetLogger(ctx).Error("could not start remediation workflow", "remediation_id", out.Remediations[i].RemediationID, "error", err)
+			workflow.GetLogger(ctx).Error("could not start remediation workflow", "tenant_id", w.in.TenantID, "remediation_id", out.Remediations[i].RemediationID, "error", err)
 		}
 	}
 }
