@@ -213,23 +213,33 @@ func (s *Store) Remediations(ctx context.Context, tenantID, incidentID string) (
 	if err := db.Where("tenant_id = ? AND incident_id = ?", tenantID, incidentID).Order("created_at, id").Find(&rems).Error; err != nil {
 		return nil, err
 	}
+	return rems, attachSteps(db, rems)
+}
+
+// attachSteps loads the steps of rems in one query, only the given columns when
+// any are named, and appends each to its remediation in step order.
+func attachSteps(db *gorm.DB, rems []Remediation, columns ...string) error {
 	if len(rems) == 0 {
-		return rems, nil
+		return nil
 	}
 	ids := make([]string, len(rems))
 	byID := map[string]int{}
 	for i, r := range rems {
 		ids[i], byID[r.ID] = r.ID, i
 	}
+	q := db.Where("remediation_id IN ?", ids).Order("remediation_id, step_index")
+	if len(columns) > 0 {
+		q = q.Select(columns)
+	}
 	var steps []RemediationStep
-	if err := db.Where("remediation_id IN ?", ids).Order("remediation_id, step_index").Find(&steps).Error; err != nil {
-		return nil, err
+	if err := q.Find(&steps).Error; err != nil {
+		return err
 	}
 	for _, st := range steps {
 		i := byID[st.RemediationID]
 		rems[i].Steps = append(rems[i].Steps, st)
 	}
-	return rems, nil
+	return nil
 }
 
 // PassRemediations lists the remediations one investigation pass of the incident proposed,
@@ -246,24 +256,7 @@ func (s *Store) PassRemediations(ctx context.Context, tenantID, incidentID, inve
 		Order("created_at, id").Find(&rems).Error; err != nil {
 		return nil, err
 	}
-	if len(rems) == 0 {
-		return rems, nil
-	}
-	ids := make([]string, len(rems))
-	byID := map[string]int{}
-	for i, r := range rems {
-		ids[i], byID[r.ID] = r.ID, i
-	}
-	var steps []RemediationStep
-	if err := db.Select("remediation_id", "step_index", "type").Where("remediation_id IN ?", ids).
-		Order("remediation_id, step_index").Find(&steps).Error; err != nil {
-		return nil, err
-	}
-	for _, st := range steps {
-		i := byID[st.RemediationID]
-		rems[i].Steps = append(rems[i].Steps, st)
-	}
-	return rems, nil
+	return rems, attachSteps(db, rems, "remediation_id", "step_index", "type")
 }
 
 // Decision is an approval, a rejection or an expiry of a proposal.

@@ -15,12 +15,14 @@ import (
 func withStoreOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-		},
+		RetryPolicy:         storeRetryPolicy(),
 	})
+}
+
+// storeRetryPolicy retries a database write without limit: short waits first,
+// then once a minute until the database is back.
+func storeRetryPolicy() *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
 }
 
 // withLocalStoreOptions is the preset for the short database writes on an
@@ -38,11 +40,7 @@ func withLocalStoreOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout:    30 * time.Second,
 		ScheduleToCloseTimeout: 24 * time.Hour,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-		},
+		RetryPolicy:            storeRetryPolicy(),
 	})
 }
 
