@@ -14,6 +14,7 @@ func (h *handlers) startInvestigation(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	in.IdempotencyKey = c.GetHeader("Idempotency-Key")
 	started, err := h.Investigations.Start(c.Request.Context(), caller(c), c.Param("incidentId"), in)
 	if err != nil {
 		fail(c, err)
@@ -39,6 +40,7 @@ func (h *handlers) addInvestigationContext(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	in.IdempotencyKey = c.GetHeader("Idempotency-Key")
 	out, err := h.Investigations.AddContext(c.Request.Context(), caller(c), c.Param("incidentId"), in)
 	if err != nil {
 		fail(c, err)

@@ -127,6 +127,12 @@ func startEnv(t testing.TB, cfg *config.Config, withWorker bool) *env {
 // call sends a JSON request and decodes the JSON answer into out (when not nil).
 func (e *env) call(t testing.TB, method, path, token string, body, out any) int {
 	t.Helper()
+	return e.callWith(t, method, path, token, nil, body, out)
+}
+
+// callWith is call with extra request headers.
+func (e *env) callWith(t testing.TB, method, path, token string, header http.Header, body, out any) int {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -138,6 +144,9 @@ func (e *env) call(t testing.TB, method, path, token string, body, out any) int 
 	req, err := http.NewRequest(method, e.URL+path, rd)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {

@@ -45,7 +45,12 @@ func NewInvestigations(store *models.Store, tc client.Client, d *Dispatcher, log
 type StartInvestigationInput struct {
 	Agents  []string `json:"agents"`
 	Context string   `json:"context"`
+	// IdempotencyKey is the request's Idempotency-Key header; see startPass.
+	IdempotencyKey string `json:"-"`
 }
+
+// MaxIdempotencyKeyLength bounds the Idempotency-Key header.
+const MaxIdempotencyKeyLength = 255
 
 // StartedInvestigation identifies the pass a start request began.
 type StartedInvestigation struct {
@@ -62,8 +67,11 @@ func (s *Investigations) Start(ctx context.Context, p auth.Principal, incidentID
 	if err := validContext(in.Context, false); err != nil {
 		return StartedInvestigation{}, err
 	}
+	if err := validIdempotencyKey(in.IdempotencyKey); err != nil {
+		return StartedInvestigation{}, err
+	}
 	req := workflows.StartInvestigationRequest{Agents: in.Agents, Context: strings.TrimSpace(in.Context), Actor: p.Email}
-	res, err := s.startPass(ctx, p, incidentID, "start", req)
+	res, err := s.startPass(ctx, p, incidentID, "start", in.IdempotencyKey, req)
 	if err != nil {
 		return StartedInvestigation{}, err
 	}
@@ -91,6 +99,9 @@ type AddContextInput struct {
 	Context         string   `json:"context"`
 	Reinvestigate   bool     `json:"reinvestigate"`
 	SuggestedAgents []string `json:"suggestedAgents"`
+	// IdempotencyKey is the request's Idempotency-Key header; it only matters
+	// with Reinvestigate (see startPass).
+	IdempotencyKey string `json:"-"`
 }
 
 // ContextAdded reports what became of the context.
@@ -109,10 +120,13 @@ func (s *Investigations) AddContext(ctx context.Context, p auth.Principal, incid
 	if err := validAgents(in.SuggestedAgents); err != nil {
 		return ContextAdded{}, err
 	}
+	if err := validIdempotencyKey(in.IdempotencyKey); err != nil {
+		return ContextAdded{}, err
+	}
 	text := strings.TrimSpace(in.Context)
 	if in.Reinvestigate {
 		req := workflows.StartInvestigationRequest{Agents: in.SuggestedAgents, Context: text, Actor: p.Email}
-		res, err := s.startPass(ctx, p, incidentID, "context", req)
+		res, err := s.startPass(ctx, p, incidentID, "context", in.IdempotencyKey, req)
 		if err != nil {
 			return ContextAdded{}, err
 		}
@@ -133,10 +147,16 @@ func (s *Investigations) AddContext(ctx context.Context, p auth.Principal, incid
 	return ContextAdded{Message: "Context added; it will be used by the next investigation pass"}, nil
 }
 
-// startPass sends the startInvestigation update. The update ID is the next pass
-// number plus a digest of the request, so a retried request joins its first
-// attempt while a different concurrent request is refused as in progress.
-func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incidentID, kind string, req workflows.StartInvestigationRequest) (workflows.StartInvestigationResult, error) {
+// startPass sends the startInvestigation update. Without an idempotency key the
+// update ID is the next pass number plus a digest of the request, so a retried
+// request joins its first attempt while a different concurrent request is
+// refused as in progress; a retry that arrives after that pass has ended starts
+// another. With a key the update ID is derived from the key alone, and the
+// incident's workflow run remembers every update it completed, so a request
+// repeated with the same key gets the first one's answer (the same pass, or the
+// same refusal) and never spends quota twice. A run continues as new only once
+// its history is long, between passes; a key is not remembered across that.
+func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incidentID, kind, idempotencyKey string, req workflows.StartInvestigationRequest) (workflows.StartInvestigationResult, error) {
 	var res workflows.StartInvestigationResult
 	inc, err := findIncident(ctx, s.store, p.TenantID, incidentID)
 	if err != nil {
@@ -158,9 +178,14 @@ func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incide
 	}
 	digest, _ := json.Marshal([]any{req.Agents, req.Context})
 	sum := sha256.Sum256(digest)
+	updateID := fmt.Sprintf("%s-%d-%s", kind, next, hex.EncodeToString(sum[:6]))
+	if idempotencyKey != "" {
+		sum = sha256.Sum256([]byte(idempotencyKey))
+		updateID = fmt.Sprintf("%s-key-%s", kind, hex.EncodeToString(sum[:16]))
+	}
 	opts := client.UpdateWorkflowOptions{
 		WorkflowID:   workflows.IncidentWorkflowID(incidentID),
-		UpdateID:     fmt.Sprintf("%s-%d-%s", kind, next, hex.EncodeToString(sum[:6])),
+		UpdateID:     updateID,
 		UpdateName:   workflows.UpdateStartInvestigation,
 		Args:         []any{req},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
@@ -233,6 +258,20 @@ func validAgents(agents []string) error {
 			return validation("agent %q is listed twice", a)
 		}
 		seen[a] = true
+	}
+	return nil
+}
+
+// validIdempotencyKey accepts what clients send as keys in practice (UUIDs,
+// ULIDs, hashes): 1 to 255 visible ASCII characters, or no key at all.
+func validIdempotencyKey(key string) error {
+	if len(key) > MaxIdempotencyKeyLength {
+		return validation("Idempotency-Key must be at most %d characters, got %d", MaxIdempotencyKeyLength, len(key))
+	}
+	for _, r := range key {
+		if r < '!' || r > '~' {
+			return validation("Idempotency-Key must be visible ASCII characters without spaces")
+		}
 	}
 	return nil
 }
