@@ -266,12 +266,18 @@ func heartbeat(ctx context.Context) {
 	t := time.NewTicker(StepHeartbeat)
 	defer t.Stop()
 	for {
-		activity.RecordHeartbeat(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		// The heartbeat timeout counts from the start, so the first beat is due
+		// one interval in; a run that ended meanwhile sends none (the SDK logs a
+		// warning for every heartbeat after the end).
+		if ctx.Err() != nil {
+			return
+		}
+		activity.RecordHeartbeat(ctx)
 	}
 }
 
