@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -92,4 +93,12 @@ func BenchmarkOrchestrationFloor(b *testing.B) {
 	wall := total / time.Duration(b.N)
 	b.ReportMetric(float64(wall.Milliseconds()), "wall-ms/pass")
 	b.ReportMetric(100*float64(wall-call)/float64(call), "overhead-%")
+	if os.Getenv("CAUSEWAY_BENCH_TRACE") != "" {
+		last := queue + fmt.Sprintf("/pass/%d", b.N-1)
+		ids := [][2]string{{"pass", last}}
+		for i := range agents {
+			ids = append(ids, [2]string{fmt.Sprintf("agent/%d", i), fmt.Sprintf("%s/agent/%d", last, i)})
+		}
+		traceWorkflows(b, c, ids, nil)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/workflows"
@@ -388,29 +389,41 @@ func benchIncident(b *testing.B, e *env, token string) string {
 // agent workflows) in time order, with the gap to the previous event, to show
 // where orchestration spends its time.
 func tracePass(b *testing.B, e *env, f *fakeLLM, incidentID string, roles []string) {
-	type row struct {
-		at   time.Time
-		name string
+	ids := [][2]string{
+		{"incident", workflows.IncidentWorkflowID(incidentID)},
+		{"investigation", workflows.InvestigationWorkflowID(incidentID, 1)},
 	}
-	var rows []row
-	add := func(label, id string) {
-		it := e.Temporal.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for _, r := range roles {
+		ids = append(ids, [2]string{"agent/" + r, workflows.AgentWorkflowID(incidentID, 1, r)})
+	}
+	var extra []traceRow
+	n := len(f.served) - len(roles) // the last pass's calls
+	for _, c := range f.served[max(n, 0):] {
+		extra = append(extra, traceRow{c.start, "llm/" + c.role + " call started"}, traceRow{c.end, "llm/" + c.role + " call answered"})
+	}
+	traceWorkflows(b, e.Temporal, ids, extra)
+}
+
+// traceRow is one line of a trace: something that happened, and when.
+type traceRow struct {
+	at   time.Time
+	name string
+}
+
+// traceWorkflows prints the history events of the labelled workflows, and the
+// extra rows, in time order with the gap to the previous row.
+func traceWorkflows(b *testing.B, c client.Client, ids [][2]string, extra []traceRow) {
+	type row = traceRow
+	rows := slices.Clone(extra)
+	for _, id := range ids {
+		it := c.GetWorkflowHistory(context.Background(), id[1], "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		for it.HasNext() {
 			ev, err := it.Next()
 			if err != nil {
 				b.Fatal(err)
 			}
-			rows = append(rows, row{ev.GetEventTime().AsTime(), fmt.Sprintf("%-14s %3d %s", label, ev.GetEventId(), ev.GetEventType())})
+			rows = append(rows, row{ev.GetEventTime().AsTime(), fmt.Sprintf("%-14s %3d %s", id[0], ev.GetEventId(), ev.GetEventType())})
 		}
-	}
-	add("incident", workflows.IncidentWorkflowID(incidentID))
-	add("investigation", workflows.InvestigationWorkflowID(incidentID, 1))
-	for _, r := range roles {
-		add("agent/"+r, workflows.AgentWorkflowID(incidentID, 1, r))
-	}
-	n := len(f.served) - len(roles) // the last pass's calls
-	for _, c := range f.served[max(n, 0):] {
-		rows = append(rows, row{c.start, "llm/" + c.role + " call started"}, row{c.end, "llm/" + c.role + " call answered"})
 	}
 	slices.SortStableFunc(rows, func(x, y row) int { return x.at.Compare(y.at) })
 	prev := rows[0].at
