@@ -17,16 +17,17 @@ const (
 )
 
 // webhookAuth authenticates a webhook delivery by its API key before anything else
-// (the rate limit, the body) is spent on it. The tenant comes from the verified
-// key; the path's tenant must merely match it.
+// (the rate limit, the body, even the provider name) is spent on it, so a
+// delivery without a valid key is 401 whatever its path. The tenant comes from
+// the verified key; the path's tenant must merely match it.
 func webhookAuth(ingest *service.Ingest) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p, err := ingest.Provider(c.Param("provider"))
+		k, err := ingest.Authenticate(c.Request.Context(), c.Param("tenantId"), presentedKey(c))
 		if err != nil {
 			fail(c, err)
 			return
 		}
-		k, err := ingest.Authenticate(c.Request.Context(), c.Param("tenantId"), presentedKey(c))
+		p, err := ingest.Provider(c.Param("provider"))
 		if err != nil {
 			fail(c, err)
 			return

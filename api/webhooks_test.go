@@ -404,6 +404,10 @@ func TestWebhookBadInput(t *testing.T) {
 	if st, raw := send(t, req, &a); st != http.StatusNotFound || a.Error != "not_found" {
 		t.Fatalf("unknown provider: %d %s", st, raw)
 	}
+	// Without a key the answer is 401 on any path, the provider unexamined.
+	if st, raw := send(t, e.hook(t, tn.ID, "splunk", alertBody("x", "x")), &a); st != http.StatusUnauthorized || a.Error != "unauthorized" {
+		t.Fatalf("unknown provider without a key: %d %s", st, raw)
+	}
 	if n := e.countIncidents(t, tn.ID); n != 0 {
 		t.Fatalf("%d incidents from bad input", n)
 	}
