@@ -10,6 +10,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/causeway/causeway/analyzer"
 )
 
 // Investigation statuses (DESIGN.md §4).
@@ -135,7 +137,7 @@ type InvestigationResult struct {
 	Status             string       `json:"status"`
 	RootCause          *string      `json:"rootCause"`
 	Confidence         float64      `json:"confidence"`
-	Category           string       `json:"category"`
+	Category           *string      `json:"category"`
 	Evidence           []Evidence   `json:"evidence"`
 	Hypotheses         []Hypothesis `json:"hypotheses"`
 	Coverage           []Coverage   `json:"coverage"`
@@ -148,8 +150,9 @@ type InvestigationResult struct {
 }
 
 // Result renders the row for clients. While the pass runs, the answer fields are
-// withheld (rootCause null, as the spec requires) even if synthesis already wrote
-// them, so a client never mistakes a draft for the answer.
+// withheld (rootCause and category null, as the spec requires of rootCause) even
+// if synthesis already wrote them, so a client never mistakes a draft for the
+// answer. A pass that failed before synthesis names the category unknown.
 func (inv *Investigation) Result() InvestigationResult {
 	r := InvestigationResult{
 		IncidentID: inv.IncidentID, InvestigationID: inv.ID, Pass: inv.Pass, Status: inv.Status,
@@ -164,7 +167,11 @@ func (inv *Investigation) Result() InvestigationResult {
 		rc := inv.RootCause
 		r.RootCause = &rc
 	}
-	r.Confidence, r.Category = inv.Confidence, inv.Category
+	category := inv.Category
+	if category == "" {
+		category = analyzer.CategoryUnknown
+	}
+	r.Confidence, r.Category = inv.Confidence, &category
 	r.Evidence = append(r.Evidence, inv.Evidence...)
 	r.Hypotheses = append(r.Hypotheses, inv.Hypotheses...)
 	r.Coverage = append(r.Coverage, inv.Coverage...)
