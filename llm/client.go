@@ -225,6 +225,9 @@ func (c *Client) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 		// default; they are deterministic enough without it.
 		req.MaxCompletionTokens = c.maxTokens
 	} else {
+		// max_tokens, deprecated by OpenAI, is the one field every other
+		// OpenAI-compatible server (vLLM, Ollama, LiteLLM, …) understands.
+		//lint:ignore SA1019 kept for compatible servers, see above
 		req.MaxTokens = c.maxTokens
 		st.zeroTemperature = true
 	}
