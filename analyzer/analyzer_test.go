@@ -84,6 +84,22 @@ func TestAgents(t *testing.T) {
 			[]want{{CategoryBadDeployment, StanceSupports}}, nil},
 		{"flag revert fixed it", RoleDeployments, Input{Context: []string{"12:40 sam: turned the checkout-v2 flag off\n12:43 sam: errors stopped"}},
 			[]want{{CategoryConfigChange, StanceSupports}}, []want{{CategoryBadDeployment, StanceSupports}}},
+		{"no in an error message is not a negation", RoleDatabase, Input{Context: []string{"FATAL:  no more connections allowed (max_client_conn)"}},
+			[]want{{CategoryDBConnectionExhaustion, StanceSupports}}, []want{{CategoryDBConnectionExhaustion, StanceRefutes}}},
+		{"readings after a mitigation rule nothing out", RoleDatabase, Input{Context: []string{"16:18 SELECT pg_terminate_backend(28811); lock waits 0"}},
+			nil, []want{{CategoryDBLockContention, StanceRefutes}}},
+		{"a revert that closed an earlier episode", RoleDeployments, Input{
+			Description: "p99 latency 3.9 s since 11:05",
+			Context:     []string{"09:20 CHG-7781 search.fuzzy.maxExpansions 50 -> 500; latency rose; reverted 09:34; latency back to normal 09:34-11:02"}},
+			[]want{{CategoryConfigChange, StanceRefutes}}, []want{{CategoryConfigChange, StanceSupports}, {CategoryUpstreamDependency, StanceSupports}}},
+		{"cpu throttling is not rate limiting", RoleMetrics, Input{Context: []string{"container_cpu_cfs_throttled_periods_total / periods: 4% -> 71% since 11:03"}},
+			[]want{{CategoryCPUSaturation, StanceSupports}}, []want{{CategoryRateLimited, StanceSupports}}},
+		{"a disk watermark 429 is not a rate limit", RoleLogs, Input{Context: []string{`{:status=>429, "reason"=>"index blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block]"}`}},
+			[]want{{CategoryDiskFull, StanceSupports}}, []want{{CategoryRateLimited, StanceSupports}}},
+		{"429s from our own retries", RoleNetwork, Input{Context: []string{"15:20 omar: the 429s are our own retries multiplying traffic against their burst limit"}},
+			[]want{{CategoryRateLimited, StanceRefutes}}, nil},
+		{"a renewed certificate", RoleNetwork, Input{Context: []string{"certbot: Congratulations, all renewals succeeded: /etc/letsencrypt/live/api.example.com/fullchain.pem"}},
+			[]want{{CategoryCertificateExpired, StanceRefutes}}, []want{{CategoryCertificateExpired, StanceSupports}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,17 +19,20 @@ var (
 	onsetKeyRe = regexp.MustCompile(`(?i)start|trigger|fired|since|began|onset|first`)
 	months     = map[string]int{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
 
-	deployRe = re(`\b(deploy(ed|ing|ment)?|rolled out|roll(ing)? out|rollout|released|release v?\d|upgraded?|helm upgrade|synced|new image|image [^ ]+ (updated|pushed)|canary|promoted to)\b`)
-	configRe = re(`feature[- ]flag|\bflag[=: ]|percentage rollout|configmap|config(uration)? (change|update|push|reload)|\bconfig\b[^.]*\b(updated|changed|applied|pushed|edited)|(updated|changed|applied|pushed|edited)[^.]*\bconfig\b|terraform apply|ansible|values\.ya?ml|parameter group|\bsysctl\b|toggled|launchdarkly|unleash|env(ironment)? var\w*[^.]*(changed|updated|set)|(setting|parameter|timeout|limit) changed|changed [^.]*(setting|parameter|value)`)
+	deployRe = re(`\b(deploy(ed|ing|ment)?|rolled out|roll(ing)? out|rollout|released|release v?\d|upgraded?|helm upgrade|synced|new image|image [^ ]+ (updated|pushed)|canary|promoted to)\b|\bsync(ed|ing)? \S+ to \S*\d`)
+	// deployHookRe is a certificate or package manager's hook that merely
+	// reloads a service: not a release.
+	deployHookRe = re(`deploy[-_ ]hook`)
+	configRe = re(`feature[- ]flag|\bflag[=: ]|percentage rollout|configmap|config(uration)? (change|update|push|reload)|\bconfig\b[^.]*\b(updated|changed|applied|pushed|edited)|(updated|changed|applied|pushed|edited)[^.]*\bconfig\b|terraform apply|ansible|values\.ya?ml|parameter group|\bsysctl\b|toggled|launchdarkly|unleash|env(ironment)? var\w*[^.]*(changed|updated|set)|(setting|parameter|timeout|limit) changed|changed [^.]*(setting|parameter|value)|config/write|app ?settings? (change|update|write)|connection ?strings?\b|virtualservice|destinationrule|per-route timeout|\b(add|added|adds|set|sets|raised?|lowered|reduced?|increased?|changed?)\b[^.]*\b(timeouts?|retries|thresholds?|ttl|pool size)\b|\b[a-z_]\w*(\.[a-z_]\w*)+[:=]?\s+\S+\s*(->|→)\s*\S+`)
 
 	deployRevertRe = re(`\broll(ed|ing|s)?[ -]?back|\brevert(ed|ing|s)?\b|\bdowngrad|rollout undo|\bundo\b|previous (version|image|release|revision)`)
 	configRevertRe = re(`\bdial(ed|led)? [^.]*\bback|turned [^.]*\boff\b|disabled (the )?(flag|feature|toggle)|\bflag\b[^.]*\b(off|disabled|back to)|(revert|restor|roll)\w*( back)? (the )?(config|configmap|setting|value|parameter|flag|change to)`)
 	configWordRe   = re(`config|flag|setting|parameter|toggle|timeout|limit`)
-	recoveryRe     = re(`back to (normal|baseline|~?\d)|\brecover(ed|y)\b|\b(errors?|5xx|\w*\d{3}s|failures|waits?|timeouts|restarts|alerts?|latency)\s+(have\s+)?(stopped|dropped|cleared|gone|ended|subsided|disappeared)|\bresolved\b|normal again|(error rate|latency|errors)( is| are)? (normal|ok)|\bfixed\b|healthy again|pods running|-> pods running|no restarts since|stopped at \d|went away|\brestored\b`)
+	recoveryRe     = re(`back to (normal|baseline|~?\d)|\brecover(ed|y)\b|\b(errors?|5xx|\w*\d{3}s|failures|waits?|timeouts|restarts|alerts?|latency)\s+(have\s+)?(stopped|dropped|cleared|gone|ended|subsided|disappeared)|\bresolved\b|normal again|(error rate|latency|errors)( is| are)? (normal|ok)|\bfixed\b|healthy again|pods running|-> pods running|no restarts since|stopped at \d|went away|\brestored\b|(ratio|rate) (is |back to |at |of )?0(\.\d+)?\s?%|succeed(ing|s|ed)? again|working again|\b5xx:? 0(/min|/s|%)`)
 	noRecoveryRe   = re(`\bstill\b|\bcontinu|no (change|improvement|effect|difference)|did(n't| not) (help|fix|change)|\bpersist|same rate|no better`)
 	pctRolloutRe   = re(`percentage rollout`)
 	hhmmRe         = regexp.MustCompile(`(\d{1,2}):(\d{2})`)
-	versionRe      = re(`\bv?\d+\.\d+`)
+	versionRe      = re(`\bv\d+(\.\d+)+|\b\d+\.\d+\.\d+`)
 	changeExclRe   = re(`\b(error|errors|exception|fail\w*|warn\w*|traceback|panic)\b`)
 	configNounRe   = re(`\bconfig(uration|map)?\b`)
 	errorishRe     = re(`\berror|\berr\b|fail|exception|panic|fatal|\bwarn|timeout|timed out|refused|denied|\b5\d\d\b|\b429\b|\bcrit\b|traceback|unreachable|\bdown\b|oom`)
@@ -198,7 +201,8 @@ func changeHits(c *corpus) []hit {
 		if cfg != nil {
 			m = cfg
 		}
-		if l.negated(m[0], m[1]) || changeExclRe.MatchString(l.text) || deployRevertRe.MatchString(l.text) || configRevertRe.MatchString(l.text) {
+		if l.negated(m[0], m[1]) || changeExclRe.MatchString(l.text) || deployRevertRe.MatchString(l.text) || configRevertRe.MatchString(l.text) ||
+			(cfg == nil && deployHookRe.MatchString(l.text)) {
 			continue
 		}
 		if dep != nil && cfg == nil && pctRolloutRe.MatchString(l.text) {
@@ -270,12 +274,14 @@ func changeHits(c *corpus) []hit {
 			out = append(out, hit{cat: cat, stance: StanceSupports, str: 0.25, what: what + " near the incident", roles: rDeploy, citation: cite(untimed[0])})
 		}
 	}
-	out = append(out, revertHits(c)...)
+	out = append(out, revertHits(c, on, haveOnset)...)
 	return out
 }
 
-// revertHits looks for rollbacks/reverts and whether the symptoms ended after them.
-func revertHits(c *corpus) []hit {
+// revertHits looks for rollbacks/reverts and whether the symptoms ended after
+// them. A revert that ended symptoms well before this incident began closed an
+// earlier episode: it argues against the change, which was gone by then.
+func revertHits(c *corpus, on stamp, haveOnset bool) []hit {
 	var out []hit
 	for i := range c.lines {
 		l := &c.lines[i]
@@ -287,7 +293,7 @@ func revertHits(c *corpus) []hit {
 		if !cfg && !dep {
 			continue
 		}
-		if dep && !cfg && configWordRe.MatchString(l.text) && !versionRe.MatchString(l.text) {
+		if dep && !cfg && (configWordRe.MatchString(l.text) || configRe.MatchString(l.text)) && !versionRe.MatchString(l.text) {
 			cfg = true
 		}
 		cat, what := CategoryBadDeployment, "a rollback"
@@ -313,6 +319,12 @@ func revertHits(c *corpus) []hit {
 			}
 		}
 		cite := l.cite(0, len(l.text))
+		if at, ok := firstStamp(l.text); ok && haveOnset && recovered {
+			if d, ok := minutesBetween(at, on); ok && d > 15 {
+				out = append(out, hit{cat: cat, stance: StanceRefutes, str: 0.5, what: what + " as trigger (it was reverted before the symptoms began)", roles: rDeploy, citation: cite})
+				continue
+			}
+		}
 		switch {
 		case failed:
 			out = append(out, hit{cat: cat, stance: StanceRefutes, str: 0.7, what: what + " fixing the incident (symptoms continued afterwards)", roles: rDeploy, citation: cite})

@@ -14,6 +14,9 @@ type hit struct {
 	what     string
 	roles    []string
 	citation string
+	// timeline marks the deployments agent's reasoning about changes and
+	// reverts, which reads mitigation lines on purpose.
+	timeline bool
 }
 
 // Investigate runs one offline specialist agent over the input. It is
@@ -29,11 +32,17 @@ func Investigate(role string, in Input) AgentReport {
 	var hits []hit
 	hits = append(hits, ruleHits(c)...)
 	hits = append(hits, numericHits(c)...)
-	hits = append(hits, changeHits(c)...)
+	for _, h := range changeHits(c) {
+		h.timeline = true
+		hits = append(hits, h)
+	}
 
 	seen := map[string]int{}
 	for _, h := range hits {
 		if !hasRole(h.roles, role) || h.citation == "" {
+			continue
+		}
+		if h.stance == StanceRefutes && !h.timeline && c.afterMitigation(h.citation) {
 			continue
 		}
 		key := h.cat + "|" + h.stance + "|" + squash(h.citation)

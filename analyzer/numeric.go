@@ -85,6 +85,7 @@ var seriesRules = []seriesRule{
 	{re(`\bmiss(es)?\b|get_misses|keyspace_misses`), CategoryCacheFailure, "cache misses surging", rMet, 0.6, true, 3},
 	{re(`evict`), CategoryCacheFailure, "cache evictions surging", rMet, 0.5, true, 3},
 	{re(`\blag\b|backlog|queue|messages|depth|oldest|unacked|ready`), CategoryQueueBacklog, "a queue or consumer lag growing", rMet, 0.72, true, 2},
+	{re(`(cpu|cfs)\w*[ _]throttl|throttled[ _]periods|nr_throttled`), CategoryCPUSaturation, "CPU throttling rising", rInfraM, 0.7, true, 2},
 	{re(`throttl|429|rejected`), CategoryRateLimited, "throttled requests rising", rMet, 0.75, true, 2},
 	{re(`lock`), CategoryDBLockContention, "lock waits rising", rMetDB, 0.75, true, 3},
 	{re(`retransmi|packet loss|\bdrops?\b|dropped`), CategoryNetworkPartition, "packet loss or retransmits rising", []string{RoleMetrics, RoleNetwork}, 0.6, true, 3},

@@ -61,8 +61,10 @@ var rules = []rule{
 	{cat: CategoryCertificateExpired, what: "TLS certificate verification failures", str: 0.55, roles: rNet,
 		re: re(`x509:|certificate verify failed|CERTIFICATE_VERIFY_FAILED|PKIX path|unable to verify the first certificate|SSLHandshakeException|tls: (failed to verify|bad certificate|handshake failure)|self[- ]signed certificate|certificate signed by unknown authority|SSLCertVerificationError|ERR_TLS_CERT`)},
 	{cat: CategoryCertificateExpired, what: "a certificate renewal or validity problem", str: 0.55, roles: rNetI,
-		re:   re(`certificate request has failed|renewal (failed|error)|failed to renew|not ?after[:=]|expir(y|es|ed|ation)`),
+		re:   re(`certificate request has failed|renewal (failed|error)|failed to renew|expir(y|es|ed|ation)`),
 		need: re(`cert|tls|ssl|x509`)},
+	{cat: CategoryCertificateExpired, what: "a certificate that is valid or was renewed", str: 0.5, roles: rNetI, polar: true, refute: true,
+		re: re(`renewals? (all )?succeeded|renewed successfully|successfully renewed|cert(ificate)? (is )?(still )?valid\b|valid (until|through)\b|cert(ificate)? (is )?(fine|ok)\b`)},
 
 	// dns_failure
 	{cat: CategoryDNSFailure, what: "name resolution failures", str: 0.88, roles: rNet, refStr: 0.3,
@@ -76,16 +78,21 @@ var rules = []rule{
 	// network_partition
 	{cat: CategoryNetworkPartition, what: "hosts losing connectivity", str: 0.72, roles: rNetI, refStr: 0.35,
 		re: re(`no route to host|EHOSTUNREACH|network is unreachable|ENETUNREACH|host unreachable|connectivity (issues|problems|loss) between|network partition|split[- ]brain|partitioned|lost connectivity|intermittent packet loss|packet loss affecting|Layer4 (timeout|connection problem)|L4TOUT|L4CON`)},
+	{cat: CategoryNetworkPartition, what: "lost routes or links between networks", str: 0.8, roles: rNetI, refStr: 0.35,
+		re: re(`\bbgp\b[^.;]*\b(down|lost|flap\w*|idle|not established|withdrawn|dropped)\b|bgp ?availability[^.;]*\b0(\.0+)?\s?%|no routes? (learned|to)\b|routes? (are )?(missing|withdrawn|lost)\b|missing routes?\b|fib(re|er) cut|circuit (is )?(down|outage|failure)|\blink (is )?down\b|interface \S+ (is )?down|tunnel (is )?down|peering (is )?(down|lost)|traceroute[^.;]*\b(stops|dies|times? out)|packet loss (between|across)|(increased|elevated|high|heavy) packet loss`)},
+	{cat: CategoryNetworkPartition, what: "connection attempts timing out", str: 0.45, roles: rNet,
+		re:     re(`connection timed out|connect(ion)? timeout|\bETIMEDOUT\b|errno 110\b|dial tcp \S+: (i/o timeout|connect: connection timed out)|failed to connect to \S+ port \d+ after \d+ ms`),
+		unless: cacheKW},
 	{cat: CategoryNetworkPartition, what: "network problems", str: 0, roles: rNetI, refStr: 0.35, negOnly: true,
 		re: re(`(network|connectivity) (alerts?|issues?|errors?|incidents?|problems?)|dropped packets|packet loss`)},
 
 	// upstream_dependency
 	{cat: CategoryUpstreamDependency, what: "a provider reporting degraded service", str: 0.8, roles: []string{RoleNetwork}, polar: true,
-		re: re(`status( page)?\b.*(degraded|outage|incident|elevated error|investigating|partial)|(degraded performance|elevated error rates|major outage|partial outage)`)},
+		re: re(`status( page)?\b.*(degraded|outage|incident|elevated error|investigating|partial)|(degraded performance|elevated (errors?|error rates?|failures|latenc\w*)|major outage|partial outage)|^\s*\d{1,2}:\d{2}(\s*utc)?\s*[-–]?\s*(investigating|identified)\b`)},
 	{cat: CategoryUpstreamDependency, what: "a provider reporting healthy service", str: 0.5, roles: []string{RoleNetwork}, polar: true, refute: true,
 		re: re(`(status( page)?|service health|provider)\b[^.]*\b(all systems operational|operational|no (known )?(issues|incidents))`)},
 	{cat: CategoryUpstreamDependency, what: "a dependency answering 5xx", str: 0.65, roles: rNet,
-		re:     re(`\b50[234]\b[^,;]{0,12}(service unavailable|bad gateway|gateway time-?out)|\b(service unavailable|bad gateway)\b|upstream connect error|no healthy upstream|upstream (prematurely closed|reset)|(->|failed:|response code|returned|status(code)?[=: ]+)\s*5\d\d\b`),
+		re:     re(`\b50[234]\b[^,;]{0,12}(service unavailable|bad gateway|gateway time-?out)|\b(service unavailable|bad gateway)\b|upstream connect error|no healthy upstream|upstream (prematurely closed|reset)|([^\d\s.]\s*->|failed:|response code|returned|status(code)?[=: ]+)\s*5\d\d\b`),
 		unless: cacheKW},
 	{cat: CategoryUpstreamDependency, what: "a client circuit breaker opening", str: 0.6, roles: rNet,
 		re: re(`circuit ?breaker\b.*\b(open|tripped)|CircuitBreakerOpen|BrokenCircuit`)},
@@ -97,13 +104,20 @@ var rules = []rule{
 
 	// rate_limited
 	{cat: CategoryRateLimited, what: "requests rejected by a rate limit or quota", str: 0.88, roles: rNet, refStr: 0.35,
-		re:     re(`\b429\b|too many requests|rate[- ]?limit(ed|ing)?\b|ratelimit-remaining[=: ]+0\b|quota (exceeded|exhausted)|exceeded (your |the )?(\w+ )?quota|RESOURCE_EXHAUSTED|ThrottlingException|\bthrottled\b|throttling|RequestLimitExceeded|ProvisionedThroughputExceeded|TooManyRequests|\bSlowDown\b|Rate exceeded|OVER_QUERY_LIMIT|request limit (exceeded|reached)|throughput [^.]*exceeded`),
-		unless: cpuThrot},
+		re:     re(`\b429\b|too many requests|rate[- ]?limit(ed|ing)?\b|ratelimit-remaining[=: ]+0\b|quota (exceeded|exhausted)|exceeded (your |the )?(\w+ )?quota|RESOURCE_EXHAUSTED|ThrottlingException|\bthrottled\b|throttling|RequestLimitExceeded|ProvisionedThroughputExceeded|TooManyRequests|\bSlowDown\b|Rate exceeded|OVER_QUERY_LIMIT|request limit (exceeded|reached)|throughput [^.]*exceeded|limiting (requests|connections)|\blimit_(req|conn)\b|excess: \d`),
+		unless: re(`cpu|cgroup|cfs|nr_throttled|watermark|cluster_block_exception|read[-_ ]only`)},
+	{cat: CategoryRateLimited, what: "rate limiting as the trigger (the limits were hit by retries of failing calls)", str: 0.6, roles: rNet, polar: true, refute: true,
+		re: re(`(429s?|rate[- ]limit\w*|throttl\w*)\b[^.;]*\b(caused by|because of|due to|are|were|come from|came from)\b[^.;]*\bretr(y|ies)\b|\bretr(y|ies)\b[^.;]*\b(multipl\w*|amplif\w*|storm)`)},
 
 	// queue_backlog
 	{cat: CategoryQueueBacklog, what: "a growing queue or consumer lag", str: 0.72, roles: rMetLog, refStr: 0.35,
 		re:     re(`consumer (group )?lag|\blag\b|backlog|queue depth|queue (is )?(growing|length|size)|messages[_ ]ready|ready messages|\bunacked\b|oldest (unprocessed|message|unacked)|ApproximateAgeOfOldestMessage|ApproximateNumberOfMessages|pending (messages|jobs|tasks)|jobs? (are )?queued|queue[^.]*\b(grow|rising|piling)`),
 		unless: re(`replica(tion)? lag|replica_lag|network lag|\blag(gy|ging)? (ui|input)`)},
+
+	{cat: CategoryQueueBacklog, what: "jobs waiting long in a queue", str: 0.7, roles: rMetLog, refStr: 0.35,
+		re: re(`queue (latency|wait( time)?|age)\b|queue\b[^.;]{0,40}\blatency\b|latency of (the )?\S+ queue`)},
+	{cat: CategoryQueueBacklog, what: "a burst of enqueued work", str: 0.5, roles: rMetLog,
+		re: re(`\benqueued\b[^.;]*\d|\d[\d,.]*k?\s+(jobs|tasks|messages)\s+(were\s+)?enqueued`)},
 
 	// cache_failure
 	{cat: CategoryCacheFailure, what: "a cache miss storm or cold cache", str: 0.72, roles: []string{RoleDatabase, RoleLogs, RoleMetrics}, refStr: 0.35,
@@ -140,6 +154,8 @@ var rules = []rule{
 	// cpu_saturation
 	{cat: CategoryCPUSaturation, what: "CPU saturation", str: 0.62, roles: rInfraM, refStr: 0.3,
 		re: re(`cpu throttl|throttled (periods|time)|cfs_throttled|nr_throttled|cpu (is )?(pegged|pinned|saturated|maxed|starv)|at (its |their |the )?cpu limit|(runnable|run) queue|soft lockup|hung task`)},
+	{cat: CategoryCPUSaturation, what: "CPU credits exhausted or CPU stolen by the hypervisor", str: 0.8, roles: rInfraM,
+		re: re(`cpu ?credit\w*[^.;]*(->\s*0\b|exhausted|depleted|ran out|out of|\bzero\b)|out of cpu credits|\bsteal\b[^.;]*\d{2}(\.\d+)?\s?%|\d{2}(\.\d+)? st\b|%steal|throttled to (its |the )?baseline|baseline (cap|performance)`)},
 	{cat: CategoryCPUSaturation, what: "autoscaling exhausted", str: 0.5, roles: rInfraM,
 		re: re(`\bat max(imum)? (capacity|replicas|size)|max(imum)? replicas reached|unable to scale|reached max`)},
 	{cat: CategoryCPUSaturation, what: "CPU-bound hot code in a profile", str: 0.42, roles: []string{RoleInfrastructure},
@@ -149,13 +165,15 @@ var rules = []rule{
 
 	// disk_full
 	{cat: CategoryDiskFull, what: "a full disk", str: 0.9, roles: rInfra, refStr: 0.35,
-		re: re(`no space left on device|ENOSPC|Errno 28|errcode: 28|disk (is )?full|disk quota exceeded|filesystem (is )?full|volume (is )?full|DiskPressure|out of disk|insufficient (disk|storage)|ephemeral-storage|could not extend file|The disk is full|not enough space on the disk`)},
+		re: re(`no space left on device|ENOSPC|Errno 28|errcode: 28|disk (is )?full|disk quota exceeded|filesystem (is )?full|volume (is )?full|DiskPressure|out of disk|insufficient (disk|storage)|ephemeral-storage|could not extend file|The disk is full|not enough space on the disk|flood[- ]stage|disk watermark|watermark[^.;]*exceeded|read[-_ ]only[-_ ]allow[-_ ]delete|disk usage exceeded`)},
 	{cat: CategoryDiskFull, what: "disk space problems", str: 0, roles: []string{RoleInfrastructure}, refStr: 0.35, negOnly: true,
 		re: re(`disk (alerts?|pressure|issues?|space issues?)`)},
 
 	// bad_deployment (code defects and version references)
 	{cat: CategoryBadDeployment, what: "application code errors", str: 0.35, roles: []string{RoleLogs},
 		re: re(`NullPointerException|TypeError|ReferenceError|AttributeError|KeyError|NameError|undefined is not|Cannot read propert(y|ies) of (undefined|null)|nil pointer dereference|\bpanic:|segmentation (fault|violation)|ClassNotFoundException|NoSuchMethodError|NoMethodError|ModuleNotFoundError|ImportError|IndexError|ClassCastException|unhandled (exception|rejection)|undefined method|NoSuchFieldError|IllegalStateException`)},
+	{cat: CategoryBadDeployment, what: "code expecting a schema the database lacks", str: 0.5, roles: rDepLog,
+		re: re(`UndefinedColumn|UndefinedTable|column \S+ does not exist|relation \S+ does not exist|unknown column|no such (column|table)|(missing|pending|skipped) migrations?|migrations? (skipped|not run|pending)`)},
 	{cat: CategoryBadDeployment, what: "failing code introduced by a release", str: 0.7, roles: rDepLog,
 		re: re(`(new|added|introduced|changed|landed) in (v|version |release |build )?\d[\w.]*|introduced (by|in) (the )?(release|deploy|version)|regression (in|from) (v|release|version)|only (the )?new (pods|version|release)|canary (pods )?(fail|errors?)`)},
 	{cat: CategoryBadDeployment, what: "deploys", str: 0, roles: rDeploy, refStr: 0.55, negOnly: true,

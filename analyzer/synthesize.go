@@ -112,12 +112,13 @@ func Synthesize(in Input, reports []AgentReport) Result {
 	}
 	ranked := make([]*catScore, 0, len(scores))
 	for _, cs := range scores {
-		sup, ref := independentSupport(cs.supF), 0.0
+		ref := 0.0
 		for _, v := range cs.ref {
 			ref += v
 		}
 		extra := cs.nSup - len(cs.sup)
-		cs.raw = sup + 0.05*math.Min(float64(extra), 4) - refuteWeight*math.Min(ref, 1.5)
+		cs.raw = independentSupport(in, cs.supF)
+		cs.raw += 0.05*math.Min(float64(extra), 4) - refuteWeight*math.Min(ref, 1.5)
 		ranked = append(ranked, cs)
 	}
 	sort.Slice(ranked, func(i, j int) bool {
@@ -210,8 +211,10 @@ func Synthesize(in Input, reports []AgentReport) Result {
 
 // independentSupport sums, over agents, each agent's strongest supporting
 // finding; a finding that quotes the same text another agent already used
-// counts half, since two agents reading one line are not independent evidence.
-func independentSupport(fs []Finding) float64 {
+// counts half, since two agents reading one line are not independent evidence,
+// and not at all when that text is the alert's own title or description: every
+// agent reads the alert, and its wording states the symptom, not a cause.
+func independentSupport(in Input, fs []Finding) float64 {
 	sorted := append([]Finding(nil), fs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return better(sorted[i], sorted[j]) })
 	usedRole := map[string]bool{}
@@ -223,14 +226,31 @@ func independentSupport(fs []Finding) float64 {
 		}
 		usedRole[f.AgentRole] = true
 		k := squash(strings.ToLower(f.Citation))
-		if usedCite[k] {
+		switch {
+		case usedCite[k] && alertOnly(in, f.Citation):
+		case usedCite[k]:
 			total += f.Strength / 2
-		} else {
+		default:
 			total += f.Strength
 		}
 		usedCite[k] = true
 	}
 	return total
+}
+
+// alertOnly reports whether citation quotes the alert's title or description
+// and nothing of the context.
+func alertOnly(in Input, citation string) bool {
+	q := squash(citation)
+	if q == "" || !(strings.Contains(squash(in.Title), q) || strings.Contains(squash(in.Description), q)) {
+		return false
+	}
+	for _, e := range in.Context {
+		if strings.Contains(squash(e), q) {
+			return false
+		}
+	}
+	return true
 }
 
 func better(f, cur Finding) bool {

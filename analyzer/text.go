@@ -70,6 +70,26 @@ func buildCorpus(in Input) *corpus {
 
 var clauseSep = regexp.MustCompile(`; |;; |, | \| |\. `)
 
+// mitigationRe recognizes a line that reports an action taken during the
+// incident ("16:18 killed pid 28811; lock waits 0"); timeRe pins it in time.
+var (
+	mitigationRe = regexp.MustCompile(`(?i)\b(terminat\w*|kill(ed|ing)?|restart(ed|ing)?|revert\w*|rolled back|roll(ing)? back|scaled|switched|exempted|deleted|removed|disabled|block(ed|ing)|drained|failed over|flushed|mitigat\w*|pg_terminate_backend|added)\b`)
+	clockRe      = regexp.MustCompile(`\b\d{1,2}:\d{2}\b`)
+)
+
+// afterMitigation reports whether citation comes from a line that reports a
+// mitigation: readings there ("lock waits 0", "CPU 45% by 11:36") describe the
+// system once fixed, so they cannot rule a cause out.
+func (c *corpus) afterMitigation(citation string) bool {
+	for i := range c.lines {
+		l := &c.lines[i]
+		if l.src == "context" && strings.Contains(l.text, citation) && mitigationRe.MatchString(l.text) && clockRe.MatchString(l.text) {
+			return true
+		}
+	}
+	return false
+}
+
 // clauses splits a line into clause spans so negations and citations stay
 // local to the statement they belong to.
 func clauses(t string) []span {
@@ -141,13 +161,30 @@ var (
 	zeroAfter = regexp.MustCompile(`(?i)^[\s:=]*(0|0\.0+|none|n/a)\b`)
 )
 
+// errorNo is the word after "no" in error messages that say something is
+// missing ("no more connections allowed", "no such host", "no route to host",
+// "no space left"): there "no" states the failure rather than denying it.
+var errorNo = regexp.MustCompile(`(?i)^\s+(more|such|route|space|healthy|free|available|servers|left)\b`)
+
+// negatedBy reports whether text before a match negates it, ignoring the "no"
+// of error messages.
+func negatedBy(pre string) bool {
+	for _, m := range negBefore.FindAllStringIndex(pre, -1) {
+		if strings.EqualFold(strings.TrimSpace(pre[m[0]:m[1]]), "no") && errorNo.MatchString(pre[m[1]:]) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
 // negated reports whether the match [s,e) in l is negated or described as
 // normal within its clause ("no lock waits", "evictions: 0", "CPU 30%, flat").
 func (l *line) negated(s, e int) bool {
 	sp := l.clauseAt(s)
 	clause := l.text[sp.s:sp.e]
 	pre := l.text[max(sp.s, s-40):s]
-	if negBefore.MatchString(pre) {
+	if negatedBy(pre) {
 		return true
 	}
 	if changeRe.MatchString(clause) {
