@@ -98,6 +98,15 @@ func TestAgents(t *testing.T) {
 			[]want{{CategoryDiskFull, StanceSupports}}, []want{{CategoryRateLimited, StanceSupports}}},
 		{"429s from our own retries", RoleNetwork, Input{Context: []string{"15:20 omar: the 429s are our own retries multiplying traffic against their burst limit"}},
 			[]want{{CategoryRateLimited, StanceRefutes}}, nil},
+		{"advice printed under an error is not evidence", RoleDatabase, Input{Context: []string{"You can address this by:\n  2. Tracking down slow queries and making sure they are running fast enough"}},
+			nil, []want{{CategoryDBSlowQueries, StanceSupports}}},
+		{"a signal explained away", RoleMetrics, Input{Context: []string{"14:03 ines: kafka lag is the risk team's own consumer, not ours."}},
+			nil, []want{{CategoryQueueBacklog, StanceSupports}}},
+		{"a revert undoes the change it names", RoleDeployments, Input{
+			Description: "edge 404 ratio 51% since 09:04",
+			Context: []string{"09:03:41 | gitlab CI | edge-config pipeline #1187 (MR !412) apply-consul-kv: OK, 2 keys written\n" +
+				"09:25 | on-call | reverts MR !412 (pipeline #1189)\n09:26 | grafana | 404 ratio 0.5%"}},
+			[]want{{CategoryConfigChange, StanceSupports}}, []want{{CategoryBadDeployment, StanceSupports}}},
 		{"a renewed certificate", RoleNetwork, Input{Context: []string{"certbot: Congratulations, all renewals succeeded: /etc/letsencrypt/live/api.example.com/fullchain.pem"}},
 			[]want{{CategoryCertificateExpired, StanceRefutes}}, []want{{CategoryCertificateExpired, StanceSupports}}},
 	}

@@ -22,13 +22,13 @@ var (
 	deployRe = re(`\b(deploy(ed|ing|ment)?|rolled out|roll(ing)? out|rollout|released|release v?\d|upgraded?|helm upgrade|synced|new image|image [^ ]+ (updated|pushed)|canary|promoted to)\b|\bsync(ed|ing)? \S+ to \S*\d`)
 	// deployHookRe is a certificate or package manager's hook that merely
 	// reloads a service: not a release.
-	deployHookRe = re(`deploy[-_ ]hook`)
-	configRe = re(`feature[- ]flag|\bflag[=: ]|percentage rollout|configmap|config(uration)? (change|update|push|reload)|\bconfig\b[^.]*\b(updated|changed|applied|pushed|edited)|(updated|changed|applied|pushed|edited)[^.]*\bconfig\b|terraform apply|ansible|values\.ya?ml|parameter group|\bsysctl\b|toggled|launchdarkly|unleash|env(ironment)? var\w*[^.]*(changed|updated|set)|(setting|parameter|timeout|limit) changed|changed [^.]*(setting|parameter|value)|config/write|app ?settings? (change|update|write)|connection ?strings?\b|virtualservice|destinationrule|per-route timeout|\b(add|added|adds|set|sets|raised?|lowered|reduced?|increased?|changed?)\b[^.]*\b(timeouts?|retries|thresholds?|ttl|pool size)\b|\b[a-z_]\w*(\.[a-z_]\w*)+[:=]?\s+\S+\s*(->|→)\s*\S+`)
+	deployHookRe = re(`deploy[-_ ]hook|\bdeploy(ment)?(\.apps)?/`)
+	configRe     = re(`feature[- ]flag|\bflag[=: ]|percentage rollout|configmap|config(uration)? (change|update|push|reload)|\bconfig\b[^.]*\b(updated|changed|applied|pushed|edited)|(updated|changed|applied|pushed|edited)[^.]*\bconfig\b|terraform apply|ansible|values\.ya?ml|parameter group|\bsysctl\b|toggled|launchdarkly|unleash|env(ironment)? var\w*[^.]*(changed|updated|set)|(setting|parameter|timeout|limit) changed|changed [^.]*(setting|parameter|value)|config/write|app ?settings? (change|update|write)|connection ?strings?\b|virtualservice|destinationrule|per-route timeout|\b(add|added|adds|set|sets|raised?|lowered|reduced?|increased?|changed?)\b[^.]*\b(timeouts?|retries|thresholds?|ttl|pool size)\b|\b[a-z_]\w*(\.[a-z_]\w*)+[:=]?\s+\S+\s*(->|→)\s*\S+|\bvcl\b|service version|\bversion \d+ activated|\w-config\b|config (repo|pipeline)|\bkv put\b|keys? written`)
 
-	deployRevertRe = re(`\broll(ed|ing|s)?[ -]?back|\brevert(ed|ing|s)?\b|\bdowngrad|rollout undo|\bundo\b|previous (version|image|release|revision)`)
+	deployRevertRe = re(`\broll(ed|ing|s)?[ -]?back|\brevert(ed|ing|s)?\b|\bdowngrad|rollout undo|\bundo\b|previous (version|image|release|revision)|\bre-?activated\b`)
 	configRevertRe = re(`\bdial(ed|led)? [^.]*\bback|turned [^.]*\boff\b|disabled (the )?(flag|feature|toggle)|\bflag\b[^.]*\b(off|disabled|back to)|(revert|restor|roll)\w*( back)? (the )?(config|configmap|setting|value|parameter|flag|change to)`)
 	configWordRe   = re(`config|flag|setting|parameter|toggle|timeout|limit`)
-	recoveryRe     = re(`back to (normal|baseline|~?\d)|\brecover(ed|y)\b|\b(errors?|5xx|\w*\d{3}s|failures|waits?|timeouts|restarts|alerts?|latency)\s+(have\s+)?(stopped|dropped|cleared|gone|ended|subsided|disappeared)|\bresolved\b|normal again|(error rate|latency|errors)( is| are)? (normal|ok)|\bfixed\b|healthy again|pods running|-> pods running|no restarts since|stopped at \d|went away|\brestored\b|(ratio|rate) (is |back to |at |of )?0(\.\d+)?\s?%|succeed(ing|s|ed)? again|working again|\b5xx:? 0(/min|/s|%)`)
+	recoveryRe     = re(`back to (normal|baseline|~?\d)|\brecover(ed|y)\b|\b(errors?|5xx|\w*\d{3}s|failures|waits?|timeouts|restarts|alerts?|latency)\s+(have\s+)?(stopped|dropped|cleared|gone|ended|subsided|disappeared)|\bresolved\b|normal again|(error rate|latency|errors)( is| are)? (normal|ok)|\bfixed\b|healthy again|pods running|-> pods running|no restarts since|stopped at \d|went away|\brestored\b|(ratio|rate) (is |back to |at |of )?0(\.\d+)?\s?%|succeed(ing|s|ed)? again|working again|\b5xx:? 0(/min|/s|%)|\b0 (errors|fatals|failures|5xx|exceptions)\b|no (more )?(errors|fatals|failures) since|\bgone\b`)
 	noRecoveryRe   = re(`\bstill\b|\bcontinu|no (change|improvement|effect|difference)|did(n't| not) (help|fix|change)|\bpersist|same rate|no better`)
 	pctRolloutRe   = re(`percentage rollout`)
 	hhmmRe         = regexp.MustCompile(`(\d{1,2}):(\d{2})`)
@@ -202,7 +202,7 @@ func changeHits(c *corpus) []hit {
 			m = cfg
 		}
 		if l.negated(m[0], m[1]) || changeExclRe.MatchString(l.text) || deployRevertRe.MatchString(l.text) || configRevertRe.MatchString(l.text) ||
-			(cfg == nil && deployHookRe.MatchString(l.text)) {
+			(cfg == nil && deployHookRe.MatchString(l.text)) || strings.Contains(l.text, "?") {
 			continue
 		}
 		if dep != nil && cfg == nil && pctRolloutRe.MatchString(l.text) {
@@ -274,14 +274,50 @@ func changeHits(c *corpus) []hit {
 			out = append(out, hit{cat: cat, stance: StanceSupports, str: 0.25, what: what + " near the incident", roles: rDeploy, citation: cite(untimed[0])})
 		}
 	}
-	out = append(out, revertHits(c, on, haveOnset)...)
+	out = append(out, revertHits(c, changes, on, haveOnset)...)
 	return out
+}
+
+// idTokenRe picks identifiers out of a line (merge requests, pipelines,
+// commits, releases): what a revert and the change it undoes both name.
+var idTokenRe = regexp.MustCompile(`[!#]?\b[\w.-]*\d[\w.-]*\b`)
+
+// revertedKind tells whether the revert on line li undoes a configuration
+// change: by an identifier it shares with a change line, else by the last
+// change before the symptoms began. ok is false when neither decides.
+func revertedKind(c *corpus, li int, changes []change, on stamp, haveOnset bool) (config, ok bool) {
+	for _, tok := range idTokenRe.FindAllString(c.lines[li].text, -1) {
+		if len(tok) < 3 || hhmmRe.MatchString(tok) {
+			continue
+		}
+		for _, ch := range changes {
+			if ch.li != li && strings.Contains(c.lines[ch.li].text, tok) {
+				return ch.config, true
+			}
+		}
+	}
+	if !haveOnset {
+		return false, false
+	}
+	best, bestD := -1, 1<<30
+	for i, ch := range changes {
+		if !ch.timed {
+			continue
+		}
+		if d, ok := minutesBetween(ch.at, on); ok && d >= -1 && d < bestD {
+			best, bestD = i, d
+		}
+	}
+	if best < 0 {
+		return false, false
+	}
+	return changes[best].config, true
 }
 
 // revertHits looks for rollbacks/reverts and whether the symptoms ended after
 // them. A revert that ended symptoms well before this incident began closed an
 // earlier episode: it argues against the change, which was gone by then.
-func revertHits(c *corpus, on stamp, haveOnset bool) []hit {
+func revertHits(c *corpus, changes []change, on stamp, haveOnset bool) []hit {
 	var out []hit
 	for i := range c.lines {
 		l := &c.lines[i]
@@ -293,8 +329,14 @@ func revertHits(c *corpus, on stamp, haveOnset bool) []hit {
 		if !cfg && !dep {
 			continue
 		}
-		if dep && !cfg && (configWordRe.MatchString(l.text) || configRe.MatchString(l.text)) && !versionRe.MatchString(l.text) {
+		switch {
+		case cfg:
+		case (configWordRe.MatchString(l.text) || configRe.MatchString(l.text)) && !versionRe.MatchString(l.text):
 			cfg = true
+		default:
+			// The revert names no kind: it undoes the change it names, or the
+			// last one before the symptoms.
+			cfg, _ = revertedKind(c, i, changes, on, haveOnset)
 		}
 		cat, what := CategoryBadDeployment, "a rollback"
 		if cfg {
@@ -307,12 +349,13 @@ func revertHits(c *corpus, on stamp, haveOnset bool) []hit {
 			}
 		}
 		var recovered, failed bool
+		recoveredAt := i
 		for _, wi := range window {
 			t := c.lines[wi].text
 			if noRecoveryRe.MatchString(t) {
 				failed = true
 			} else if recoveryRe.MatchString(t) {
-				recovered = true
+				recovered, recoveredAt = true, wi
 			}
 			if recovered || failed {
 				break
@@ -329,7 +372,14 @@ func revertHits(c *corpus, on stamp, haveOnset bool) []hit {
 		case failed:
 			out = append(out, hit{cat: cat, stance: StanceRefutes, str: 0.7, what: what + " fixing the incident (symptoms continued afterwards)", roles: rDeploy, citation: cite})
 		case recovered:
-			out = append(out, hit{cat: cat, stance: StanceSupports, str: 0.82, what: what + " that ended the symptoms", roles: rDeploy, citation: cite})
+			// Undoing the change and seeing the symptoms end is the closest an
+			// incident comes to an experiment: it outweighs the mechanism (pool
+			// starvation, memory errors) the change set off.
+			out = append(out, hit{cat: cat, stance: StanceSupports, str: 0.9, what: what + " that ended the symptoms", roles: rDepLog, citation: cite})
+			// The metrics agent sees the other half of the experiment: the
+			// symptoms' own numbers returning to normal right after it.
+			rl := &c.lines[recoveredAt]
+			out = append(out, hit{cat: cat, stance: StanceSupports, str: 0.8, what: "the symptoms ending right after " + what, roles: rMet, citation: rl.cite(0, len(rl.text))})
 		}
 	}
 	return out

@@ -14,9 +14,10 @@ type hit struct {
 	what     string
 	roles    []string
 	citation string
-	// timeline marks the deployments agent's reasoning about changes and
-	// reverts, which reads mitigation lines on purpose.
-	timeline bool
+	// stated marks a conclusion the input states outright (a polar rule) or
+	// the deployments agent's reasoning about changes and reverts, which reads
+	// mitigation lines on purpose; it stands even on a line reporting a fix.
+	stated bool
 }
 
 // Investigate runs one offline specialist agent over the input. It is
@@ -33,7 +34,7 @@ func Investigate(role string, in Input) AgentReport {
 	hits = append(hits, ruleHits(c)...)
 	hits = append(hits, numericHits(c)...)
 	for _, h := range changeHits(c) {
-		h.timeline = true
+		h.stated = true
 		hits = append(hits, h)
 	}
 
@@ -42,7 +43,7 @@ func Investigate(role string, in Input) AgentReport {
 		if !hasRole(h.roles, role) || h.citation == "" {
 			continue
 		}
-		if h.stance == StanceRefutes && !h.timeline && c.afterMitigation(h.citation) {
+		if h.stance == StanceRefutes && !h.stated && c.afterMitigation(h.citation) {
 			continue
 		}
 		key := h.cat + "|" + h.stance + "|" + squash(h.citation)
@@ -112,6 +113,9 @@ func ruleHits(c *corpus) []hit {
 	var out []hit
 	for li := range c.lines {
 		l := &c.lines[li]
+		if adviceRe.MatchString(l.text) {
+			continue
+		}
 		for ri := range rules {
 			r := &rules[ri]
 			if !r.pf.mayMatch(l.lower) {
@@ -133,10 +137,10 @@ func ruleHits(c *corpus) []hit {
 				h := hit{cat: r.cat, what: r.what, roles: r.roles, citation: l.cite(m[0], m[1])}
 				switch {
 				case r.polar && r.refute:
-					h.stance, h.str = StanceRefutes, r.str
+					h.stance, h.str, h.stated = StanceRefutes, r.str, true
 				case r.polar:
 					h.stance, h.str = StanceSupports, r.str*sourceWeight(l)
-				case l.negated(m[0], m[1]):
+				case l.negated(m[0], m[1]) || l.dismissed(m[0]):
 					if r.refStr == 0 {
 						continue
 					}
@@ -145,6 +149,9 @@ func ruleHits(c *corpus) []hit {
 					continue
 				default:
 					h.stance, h.str = StanceSupports, r.str*sourceWeight(l)
+					if l.speculative(m[0]) {
+						h.str *= speculationWeight
+					}
 				}
 				out = append(out, h)
 			}

@@ -117,8 +117,15 @@ func numericHits(c *corpus) []hit {
 					break
 				}
 			}
-			out = append(out, percentHits(l, sp, cite, w)...)
-			out = append(out, ratioHits(l, clause, cite, w)...)
+			readings := append(percentHits(l, sp, cite, w), ratioHits(l, clause, cite, w)...)
+			if l.speculative(sp.s) {
+				// A reading offered to back a guess ("node CPU is 30% so this
+				// can't be CPU") is as uncertain as the guess.
+				for i := range readings {
+					readings[i].str *= speculationWeight
+				}
+			}
+			out = append(out, readings...)
 		}
 		out = append(out, lineNumericHits(c, li, w)...)
 	}
@@ -133,11 +140,16 @@ func percentHits(l *line, sp span, cite string, w float64) []hit {
 	for _, m := range pctRe.FindAllStringSubmatchIndex(clause, -1) {
 		p, _ := strconv.ParseFloat(clause[m[2]:m[3]], 64)
 		abs := sp.s + m[0]
-		kws := metricKW.FindAllStringIndex(l.text[:abs], -1)
-		if len(kws) == 0 {
+		// The metric a percentage belongs to is named before it in its clause
+		// ("CPU 97%") or, failing that, right after it ("100% loss").
+		var kw string
+		if kws := metricKW.FindAllStringIndex(l.text[sp.s:abs], -1); len(kws) > 0 {
+			kw = strings.ToLower(l.text[sp.s+kws[len(kws)-1][0] : sp.s+kws[len(kws)-1][1]])
+		} else if after := l.text[sp.s+m[1] : min(sp.e, sp.s+m[1]+12)]; metricKW.MatchString(after) {
+			kw = strings.ToLower(metricKW.FindString(after))
+		} else {
 			continue
 		}
-		kw := strings.ToLower(l.text[kws[len(kws)-1][0]:kws[len(kws)-1][1]])
 		if hasArrow && !strings.Contains(kw, "hit") {
 			// Series are handled by seriesRules, except that the last value of a CPU or
 			// disk series is still a reading.

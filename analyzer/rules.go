@@ -79,7 +79,7 @@ var rules = []rule{
 	{cat: CategoryNetworkPartition, what: "hosts losing connectivity", str: 0.72, roles: rNetI, refStr: 0.35,
 		re: re(`no route to host|EHOSTUNREACH|network is unreachable|ENETUNREACH|host unreachable|connectivity (issues|problems|loss) between|network partition|split[- ]brain|partitioned|lost connectivity|intermittent packet loss|packet loss affecting|Layer4 (timeout|connection problem)|L4TOUT|L4CON`)},
 	{cat: CategoryNetworkPartition, what: "lost routes or links between networks", str: 0.8, roles: rNetI, refStr: 0.35,
-		re: re(`\bbgp\b[^.;]*\b(down|lost|flap\w*|idle|not established|withdrawn|dropped)\b|bgp ?availability[^.;]*\b0(\.0+)?\s?%|no routes? (learned|to)\b|routes? (are )?(missing|withdrawn|lost)\b|missing routes?\b|fib(re|er) cut|circuit (is )?(down|outage|failure)|\blink (is )?down\b|interface \S+ (is )?down|tunnel (is )?down|peering (is )?(down|lost)|traceroute[^.;]*\b(stops|dies|times? out)|packet loss (between|across)|(increased|elevated|high|heavy) packet loss`)},
+		re: re(`\bbgp\b[^.;]*\b(down|lost|flap\w*|idle|not established|withdrawn|dropped)\b|bgp ?availability[^.;]*\b0(\.0+)?\s?%|no routes? (learned|to)\b|routes? (are )?(missing|withdrawn|lost)\b|missing routes?\b|fib(re|er) cut|circuit (is )?(down|outage|failure)|\blink (is )?down\b|interface \S+ (is )?down|tunnel (is )?down|peering (is )?(down|lost)|traceroute[^.;]*\b(stops|dies|times? out)|packet loss (between|across)|(increased|elevated|high|heavy) packet loss|cluster minority|minority (status|partition)|pause_minority|as a minority|isolated from (the )?(rest|other|fabric|network|cluster)`)},
 	{cat: CategoryNetworkPartition, what: "connection attempts timing out", str: 0.45, roles: rNet,
 		re:     re(`connection timed out|connect(ion)? timeout|\bETIMEDOUT\b|errno 110\b|dial tcp \S+: (i/o timeout|connect: connection timed out)|failed to connect to \S+ port \d+ after \d+ ms`),
 		unless: cacheKW},
@@ -105,7 +105,7 @@ var rules = []rule{
 	// rate_limited
 	{cat: CategoryRateLimited, what: "requests rejected by a rate limit or quota", str: 0.88, roles: rNet, refStr: 0.35,
 		re:     re(`\b429\b|too many requests|rate[- ]?limit(ed|ing)?\b|ratelimit-remaining[=: ]+0\b|quota (exceeded|exhausted)|exceeded (your |the )?(\w+ )?quota|RESOURCE_EXHAUSTED|ThrottlingException|\bthrottled\b|throttling|RequestLimitExceeded|ProvisionedThroughputExceeded|TooManyRequests|\bSlowDown\b|Rate exceeded|OVER_QUERY_LIMIT|request limit (exceeded|reached)|throughput [^.]*exceeded|limiting (requests|connections)|\blimit_(req|conn)\b|excess: \d`),
-		unless: re(`cpu|cgroup|cfs|nr_throttled|watermark|cluster_block_exception|read[-_ ]only`)},
+		unless: re(`cpu|cgroup|cfs|nr_throttled|periods|\b\d{3,4}m\b|watermark|cluster_block_exception|read[-_ ]only`)},
 	{cat: CategoryRateLimited, what: "rate limiting as the trigger (the limits were hit by retries of failing calls)", str: 0.6, roles: rNet, polar: true, refute: true,
 		re: re(`(429s?|rate[- ]limit\w*|throttl\w*)\b[^.;]*\b(caused by|because of|due to|are|were|come from|came from)\b[^.;]*\bretr(y|ies)\b|\bretr(y|ies)\b[^.;]*\b(multipl\w*|amplif\w*|storm)`)},
 
@@ -128,11 +128,15 @@ var rules = []rule{
 
 	// db_connection_exhaustion
 	{cat: CategoryDBConnectionExhaustion, what: "the database connection limit or pool being exhausted", str: 0.88, roles: rDB, refStr: 0.35,
-		re: re(`too many (clients|connections)|remaining connection slots|connection slots are reserved|max_user_connections|ER_CON_COUNT_ERROR|connection pool (is )?(exhausted|full)|pool (is )?exhausted|pool (timeout|timed out)|timeout (waiting for|acquiring) (a )?(idle )?connection|(could not|unable to|failed to) (get|obtain|acquire) (a )?(jdbc |database |db |pooled )?connection|connection is not available|QueuePool limit|PoolTimeout|no more connections allowed|max_client_conn|connection limit (exceeded|reached)|sorry, too many|ConnectionPoolTimeout|pool[^.]*waiting=[1-9]|acquire connection timeout|Knex: Timeout acquiring`)},
+		re: re(`too many (clients|connections)|remaining connection slots|connection slots are reserved|max_user_connections|ER_CON_COUNT_ERROR|connection pool (is )?(exhausted|full)|pool (is )?exhausted|pool (timeout|timed out)|timeout (waiting for|acquiring) (a )?(idle )?connection|(could not|unable to|failed to) (get|obtain|acquire) (a )?(jdbc |database |db |pooled )?connection|connection is not available|QueuePool limit|PoolTimeout|no more connections allowed|max_client_conn|connection limit (exceeded|reached)|sorry, too many|ConnectionPoolTimeout|pool[^.]*waiting=[1-9]|acquire connection timeout|Knex: Timeout acquiring|connection not available|dropped from (the )?queue|checkout timeout|timed out waiting for (a |an )?(idle )?connection`)},
 
 	// db_lock_contention
 	{cat: CategoryDBLockContention, what: "transactions waiting on database locks", str: 0.82, roles: rDB, refStr: 0.4,
 		re: re(`lock wait timeout|deadlock|could not obtain lock|lock timeout|LockNotAvailable|waiting for \w*\s?lock|still waiting for|ShareLock|ExclusiveLock|row lock|lock[_ ]waits?|LOCK WAIT|blocked by (pid|process|transaction|session)|blocking (pid|query|transaction|session)|process holding the lock|CannotAcquireLock|metadata lock|lock contention|ORA-00060|SQLITE_BUSY|database is locked|lock_timeout`)},
+	{cat: CategoryDBLockContention, what: "sessions waiting on locks held by another", str: 0.8, roles: rDB, refStr: 0.4,
+		re: re(`\|\s*lock\s*\|\s*(transactionid|tuple|relation|advisory)|wait_event_type\W+lock\b|while (updating|locking|deleting) tuple|\bblocker\b|\d+ waiters\b|write intents?|intent (resolution|conflicts?)|WriteIntentError|TransactionRetryWithProtoRefreshError|RETRY_WRITE_TOO_OLD|contending (transactions|txns)`)},
+	{cat: CategoryDBLockContention, what: "a blocking session being terminated", str: 0.6, roles: rDBOnly, polar: true,
+		re: re(`pg_terminate_backend|pg_cancel_backend|\bkill (query )?\d+\b`)},
 	{cat: CategoryDBLockContention, what: "a session idle in transaction holding locks", str: 0.6, roles: rDBOnly,
 		re: re(`idle in transaction|long[- ]running transaction|ACTIVE \d{3,} sec`)},
 
@@ -152,8 +156,10 @@ var rules = []rule{
 		re: re(`\brestarts?\b|OOM`)},
 
 	// cpu_saturation
+	{cat: CategoryCPUSaturation, what: "CPU throttled at its limit", str: 0.75, roles: rInfraM, refStr: 0.3,
+		re: re(`cpu throttl|throttled (periods|time)|cfs_throttled|nr_throttled|pinned at (exactly )?\d{3,5}m\b|throttled \d+(\.\d+)?% of (cfs )?periods`)},
 	{cat: CategoryCPUSaturation, what: "CPU saturation", str: 0.62, roles: rInfraM, refStr: 0.3,
-		re: re(`cpu throttl|throttled (periods|time)|cfs_throttled|nr_throttled|cpu (is )?(pegged|pinned|saturated|maxed|starv)|at (its |their |the )?cpu limit|(runnable|run) queue|soft lockup|hung task`)},
+		re: re(`cpu (is )?(pegged|pinned|saturated|maxed|starv)|at (its |their |the )?cpu limit|(runnable|run) queue|soft lockup|hung task`)},
 	{cat: CategoryCPUSaturation, what: "CPU credits exhausted or CPU stolen by the hypervisor", str: 0.8, roles: rInfraM,
 		re: re(`cpu ?credit\w*[^.;]*(->\s*0\b|exhausted|depleted|ran out|out of|\bzero\b)|out of cpu credits|\bsteal\b[^.;]*\d{2}(\.\d+)?\s?%|\d{2}(\.\d+)? st\b|%steal|throttled to (its |the )?baseline|baseline (cap|performance)`)},
 	{cat: CategoryCPUSaturation, what: "autoscaling exhausted", str: 0.5, roles: rInfraM,

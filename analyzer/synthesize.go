@@ -44,6 +44,9 @@ const (
 	minWinnerScore   = 0.75 // below this aggregated score the answer is unknown
 	minWinnerSupport = 0.5  // the winner needs at least one finding this strong
 	refuteWeight     = 0.8
+	// corroborationWeight is what each further distinct quote supporting a
+	// category adds, up to four of them.
+	corroborationWeight = 0.08
 )
 
 type catScore struct {
@@ -116,9 +119,12 @@ func Synthesize(in Input, reports []AgentReport) Result {
 		for _, v := range cs.ref {
 			ref += v
 		}
-		extra := cs.nSup - len(cs.sup)
+		// Corroboration counts distinct quotes beyond the one per agent that
+		// independentSupport already weighed: more lines saying the same
+		// thing, not the same line read by more agents.
+		extra := distinctCitations(cs.supF) - len(cs.sup)
 		cs.raw = independentSupport(in, cs.supF)
-		cs.raw += 0.05*math.Min(float64(extra), 4) - refuteWeight*math.Min(ref, 1.5)
+		cs.raw += corroborationWeight*math.Min(float64(max(extra, 0)), 4) - refuteWeight*math.Min(ref, 1.5)
 		ranked = append(ranked, cs)
 	}
 	sort.Slice(ranked, func(i, j int) bool {
@@ -236,6 +242,15 @@ func independentSupport(in Input, fs []Finding) float64 {
 		usedCite[k] = true
 	}
 	return total
+}
+
+// distinctCitations counts the different quotes among fs.
+func distinctCitations(fs []Finding) int {
+	seen := map[string]bool{}
+	for _, f := range fs {
+		seen[squash(strings.ToLower(f.Citation))] = true
+	}
+	return len(seen)
 }
 
 // alertOnly reports whether citation quotes the alert's title or description

@@ -68,7 +68,7 @@ func buildCorpus(in Input) *corpus {
 	return c
 }
 
-var clauseSep = regexp.MustCompile(`; |;; |, | \| |\. `)
+var clauseSep = regexp.MustCompile(`; |;; |, | \| |\. |\? `)
 
 // mitigationRe recognizes a line that reports an action taken during the
 // incident ("16:18 killed pid 28811; lock waits 0"); timeRe pins it in time.
@@ -77,13 +77,51 @@ var (
 	clockRe      = regexp.MustCompile(`\b\d{1,2}:\d{2}\b`)
 )
 
+var (
+	// adviceRe is a numbered piece of advice, as libraries print under an
+	// error ("2. Tracking down slow queries..."): it names causes to check,
+	// not causes seen.
+	adviceRe = regexp.MustCompile(`(?i)^\s*\d+[.)]\s+(ensur|track|increas|allow|check|consider|mak|try|verif|reduc|add)\w*\b`)
+	// speculativeRe marks a guess ("maybe GC?", "could it be the cache").
+	speculativeRe = regexp.MustCompile(`(?i)\b(maybe|perhaps|might be|could (it )?be|i guess|i think|wondering|wonder if|is it|looks like|probably|can't be|cannot be|must be)\b`)
+	// dismissRe marks a signal someone explained away in the same sentence.
+	dismissRe   = regexp.MustCompile(`(?i)\b(not ours|not our (service|problem|consumer|app)|(other|another|different) team'?s|own consumer|unrelated|red herring|not related|not the cause|nothing to do with|ruled out)\b`)
+	sentenceEnd = regexp.MustCompile(`[.?!](\s|$)`)
+)
+
+// speculationWeight scales a signal that is only guessed at.
+const speculationWeight = 0.4
+
+// speculative reports whether the clause at pos is a question or a guess.
+func (l *line) speculative(pos int) bool {
+	sp := l.clauseAt(pos)
+	clause := strings.TrimSpace(l.text[sp.s:sp.e])
+	return strings.HasSuffix(clause, "?") || (sp.e < len(l.text) && l.text[sp.e] == '?') || speculativeRe.MatchString(clause)
+}
+
+// dismissed reports whether the sentence holding pos explains the signal away
+// ("kafka lag is the risk team's own consumer, not ours").
+func (l *line) dismissed(pos int) bool {
+	start, end := 0, len(l.text)
+	for _, m := range sentenceEnd.FindAllStringIndex(l.text, -1) {
+		if m[1] <= pos {
+			start = m[1]
+		} else {
+			end = m[1]
+			break
+		}
+	}
+	return dismissRe.MatchString(l.text[start:end])
+}
+
 // afterMitigation reports whether citation comes from a line that reports a
 // mitigation: readings there ("lock waits 0", "CPU 45% by 11:36") describe the
 // system once fixed, so they cannot rule a cause out.
 func (c *corpus) afterMitigation(citation string) bool {
 	for i := range c.lines {
 		l := &c.lines[i]
-		if l.src == "context" && strings.Contains(l.text, citation) && mitigationRe.MatchString(l.text) && clockRe.MatchString(l.text) {
+		if l.src == "context" && strings.Contains(l.text, citation) && clockRe.MatchString(l.text) &&
+			(mitigationRe.MatchString(l.text) || recoveryRe.MatchString(l.text)) {
 			return true
 		}
 	}
@@ -104,15 +142,18 @@ func clauses(t string) []span {
 	return out
 }
 
-// clauseAt returns the clause span that contains byte offset pos.
+// clauseAt returns the clause span that contains byte offset pos. A position
+// on a separator belongs to the clause after it, which then starts at pos, so
+// the span always holds pos.
 func (l *line) clauseAt(pos int) span {
 	for _, sp := range l.spans {
-		if pos >= sp.s && pos < sp.e {
-			return sp
+		if pos < sp.e {
+			return span{min(sp.s, pos), sp.e}
 		}
 	}
 	if len(l.spans) > 0 {
-		return l.spans[len(l.spans)-1]
+		last := l.spans[len(l.spans)-1]
+		return span{min(last.s, pos), max(last.e, pos)}
 	}
 	return span{0, len(l.text)}
 }
