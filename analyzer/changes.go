@@ -28,7 +28,7 @@ var (
 	deployRevertRe = re(`\broll(ed|ing|s)?[ -]?back|\brevert(ed|ing|s)?\b|\bdowngrad|rollout undo|\bundo\b|previous (version|image|release|revision)|\bre-?activated\b`)
 	configRevertRe = re(`\bdial(ed|led)? [^.]*\bback|turned [^.]*\boff\b|disabled (the )?(flag|feature|toggle)|\bflag\b[^.]*\b(off|disabled|back to)|(revert|restor|roll)\w*( back)? (the )?(config|configmap|setting|value|parameter|flag|change to)`)
 	configWordRe   = re(`config|flag|setting|parameter|toggle|timeout|limit`)
-	recoveryRe     = re(`back to (normal|baseline|~?\d)|\brecover(ed|y)\b|\b(errors?|5xx|\w*\d{3}s|failures|waits?|timeouts|restarts|alerts?|latency)\s+(have\s+)?(stopped|dropped|cleared|gone|ended|subsided|disappeared)|\bresolved\b|normal again|(error rate|latency|errors)( is| are)? (normal|ok)|\bfixed\b|healthy again|pods running|-> pods running|no restarts since|stopped at \d|went away|\brestored\b|(ratio|rate) (is |back to |at |of )?0(\.\d+)?\s?%|succeed(ing|s|ed)? again|working again|\b5xx:? 0(/min|/s|%)|\b0 (errors|fatals|failures|5xx|exceptions)\b|no (more )?(errors|fatals|failures) since|\bgone\b`)
+	recoveryRe     = re(`back to (normal|baseline|~?\d)|\brecover(ed|y)\b|\b(errors?|5xx|\w*\d{3}s|failures|waits?|timeouts|restarts|alerts?|latency)\s+(have\s+)?(stopped|dropped|cleared|gone|ended|subsided|disappeared)|\bresolved\b|normal again|(error rate|latency|errors)( is| are)? (normal|ok)|\bfixed\b|healthy again|pods running|-> pods running|no restarts since|stopped at \d|went away|\brestored\b|(ratio|rate) (is |back to |at |of )?0(\.\d+)?\s?%|succeed(ing|s|ed)? again|working again|\b5xx:? 0(/min|/s|%)|\b0 (errors|fatals|failures|5xx|exceptions)\b|no (more )?(errors|fatals|failures) since|\bgone\b|\(normal( background)?\)|down to (normal|baseline)|(accepted|processed|delivered|went through) (again|at \d{1,2}:\d{2})`)
 	noRecoveryRe   = re(`\bstill\b|\bcontinu|no (change|improvement|effect|difference)|did(n't| not) (help|fix|change)|\bpersist|same rate|no better`)
 	pctRolloutRe   = re(`percentage rollout`)
 	hhmmRe         = regexp.MustCompile(`(\d{1,2}):(\d{2})`)
@@ -278,6 +278,31 @@ func changeHits(c *corpus) []hit {
 	return out
 }
 
+var (
+	redeployRe = re(`\bre-?deploy(ed|ing|s)?\b`)
+	previousRe = re(`\bprevious\b|\blast (known )?good\b|\bprior (release|version)`)
+)
+
+// redeploysPrevious reports whether line li redeploys a release the input
+// calls the previous one ("redeployed release 2025.7.2" beside "Previous
+// release: 2025.7.2"): a rollback in other words.
+func redeploysPrevious(c *corpus, li int) bool {
+	if !redeployRe.MatchString(c.lines[li].text) {
+		return false
+	}
+	for _, tok := range idTokenRe.FindAllString(c.lines[li].text, -1) {
+		if len(tok) < 3 || hhmmRe.MatchString(tok) {
+			continue
+		}
+		for j := range c.lines {
+			if j != li && strings.Contains(c.lines[j].text, tok) && previousRe.MatchString(c.lines[j].text) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // idTokenRe picks identifiers out of a line (merge requests, pipelines,
 // commits, releases): what a revert and the change it undoes both name.
 var idTokenRe = regexp.MustCompile(`[!#]?\b[\w.-]*\d[\w.-]*\b`)
@@ -325,7 +350,7 @@ func revertHits(c *corpus, changes []change, on stamp, haveOnset bool) []hit {
 			continue
 		}
 		cfg := configRevertRe.MatchString(l.text)
-		dep := deployRevertRe.MatchString(l.text)
+		dep := deployRevertRe.MatchString(l.text) || redeploysPrevious(c, i)
 		if !cfg && !dep {
 			continue
 		}

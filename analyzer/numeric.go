@@ -22,7 +22,7 @@ var (
 	curConnRe  = regexp.MustCompile(`(?i)(numbackends|threads_connected|connections|backends|clients)\s*[=:]?\s*(\d+)`)
 	produceRe  = regexp.MustCompile(`(?i)(produce|publish|incoming|arrival|enqueue|ingest)\w*\s+rate`)
 	consumeRe  = regexp.MustCompile(`(?i)(consume|deliver|ack|processing|dequeue)\w*(/\w+)?\s+rate`)
-	growthRe   = regexp.MustCompile(`(?i)(heap|memory|rss|working set)[^.]*\b(climb|grow|rising|increas|leak)`)
+	growthRe   = regexp.MustCompile(`(?i)(heap|memory|rss|working set|private bytes)[^.]*\b(climb|grow|rising|increas|leak)`)
 	gcCtxRe    = regexp.MustCompile(`(?i)\bgc\b|garbage|collection`)
 	memUnitRe  = regexp.MustCompile(`(?i)^(gi|gib|gb|mi|mib|mb|g|m)$`)
 	dfRowRe    = regexp.MustCompile(`\b(9[5-9]|100)%\s+/`)

@@ -128,7 +128,7 @@ var rules = []rule{
 
 	// db_connection_exhaustion
 	{cat: CategoryDBConnectionExhaustion, what: "the database connection limit or pool being exhausted", str: 0.88, roles: rDB, refStr: 0.35,
-		re: re(`too many (clients|connections)|remaining connection slots|connection slots are reserved|max_user_connections|ER_CON_COUNT_ERROR|connection pool (is )?(exhausted|full)|pool (is )?exhausted|pool (timeout|timed out)|timeout (waiting for|acquiring) (a )?(idle )?connection|(could not|unable to|failed to) (get|obtain|acquire) (a )?(jdbc |database |db |pooled )?connection|connection is not available|QueuePool limit|PoolTimeout|no more connections allowed|max_client_conn|connection limit (exceeded|reached)|sorry, too many|ConnectionPoolTimeout|pool[^.]*waiting=[1-9]|acquire connection timeout|Knex: Timeout acquiring|connection not available|dropped from (the )?queue|checkout timeout|timed out waiting for (a |an )?(idle )?connection`)},
+		re: re(`too many (clients|connections)|remaining connection slots|connection slots are reserved|max_user_connections|ER_CON_COUNT_ERROR|connection pool (is )?(exhausted|full)|pool (is )?exhausted|pool (timeout|timed out)|timeout (waiting for|acquiring) (a )?(idle )?connection|(could not|unable to|failed to) (get|obtain|acquire) (a )?(jdbc |database |db |pooled )?connection|connection is not available|QueuePool limit|PoolTimeout|no more connections allowed|max_client_conn|connection limit (exceeded|reached)|sorry, too many|ConnectionPoolTimeout|pool[^.]*waiting=[1-9]|acquire connection timeout|Knex: Timeout acquiring|connection not available|dropped from (the )?queue|checkout timeout|timed out waiting for (a |an )?(idle )?connection|maximum number of (processes|sessions)[^.]*exceeded|ORA-000(18|20)\b|ORA-1251[69]\b|listener could not find available handler`)},
 
 	// db_lock_contention
 	{cat: CategoryDBLockContention, what: "transactions waiting on database locks", str: 0.82, roles: rDB, refStr: 0.4,
@@ -146,7 +146,7 @@ var rules = []rule{
 
 	// memory_exhaustion
 	{cat: CategoryMemoryExhaustion, what: "processes running out of memory", str: 0.88, roles: rInfra, refStr: 0.35,
-		re:     re(`OOMKilled|OOM[- ]?kill|oom_kill|out of memory|OutOfMemory|Cannot allocate memory|heap limit|Allocation failed|MemoryError|memory limit exceeded|exceeded memory limit|memory cgroup out of memory|GC overhead limit|bad_alloc|MemoryPressure|memory leak|leaking memory|evicted[^.]*memory`),
+		re:     re(`OOMKilled|OOM[- ]?kill|oom_kill|out of memory|OutOfMemory|Cannot allocate memory|heap limit|Allocation failed|MemoryError|memory limit exceeded|exceeded memory limit|memory cgroup out of memory|GC overhead limit|bad_alloc|MemoryPressure|memory leak|leaking memory|evicted[^.]*memory|(private|virtual) bytes memory limit|recycle[^.]*\bmemory limit|memory limit[^.]*recycle`),
 		unless: re(`redis|memcache|maxmemory|OOM command not allowed`)},
 	{cat: CategoryMemoryExhaustion, what: "containers killed by SIGKILL (exit 137)", str: 0.5, roles: []string{RoleInfrastructure},
 		re: re(`exit code:?\s*137|exited with code 137|signal 9\b|SIGKILL`)},
@@ -177,7 +177,7 @@ var rules = []rule{
 
 	// bad_deployment (code defects and version references)
 	{cat: CategoryBadDeployment, what: "application code errors", str: 0.35, roles: []string{RoleLogs},
-		re: re(`NullPointerException|TypeError|ReferenceError|AttributeError|KeyError|NameError|undefined is not|Cannot read propert(y|ies) of (undefined|null)|nil pointer dereference|\bpanic:|segmentation (fault|violation)|ClassNotFoundException|NoSuchMethodError|NoMethodError|ModuleNotFoundError|ImportError|IndexError|ClassCastException|unhandled (exception|rejection)|undefined method|NoSuchFieldError|IllegalStateException`)},
+		re: re(`NullPointerException|TypeError|ReferenceError|AttributeError|KeyError|NameError|undefined is not|Cannot read propert(y|ies) of (undefined|null)|nil pointer dereference|\bpanic:|segmentation (fault|violation)|ClassNotFoundException|NoSuchMethodError|NoMethodError|ModuleNotFoundError|ImportError|IndexError|ClassCastException|unhandled (exception|rejection)|undefined method|NoSuchFieldError|IllegalStateException|MissingMethodException|TypeLoadException|Could not load (file or )?assembly|Method not found`)},
 	{cat: CategoryBadDeployment, what: "code expecting a schema the database lacks", str: 0.5, roles: rDepLog,
 		re: re(`UndefinedColumn|UndefinedTable|column \S+ does not exist|relation \S+ does not exist|unknown column|no such (column|table)|(missing|pending|skipped) migrations?|migrations? (skipped|not run|pending)`)},
 	{cat: CategoryBadDeployment, what: "failing code introduced by a release", str: 0.7, roles: rDepLog,
