@@ -110,9 +110,14 @@ func (w *incidentWriter) flush(batch []*incidentJob) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	// One insertion order for every writer and process, so concurrent groups
-	// wait on each other's keys instead of deadlocking.
+	// wait on each other's keys instead of deadlocking. Tenant first keeps each
+	// tenant's alerts together for commit's per-tenant retry.
 	sort.SliceStable(batch, func(i, j int) bool {
-		return dedupKey(batch[i].item.Incident) < dedupKey(batch[j].item.Incident)
+		a, b := batch[i].item.Incident, batch[j].item.Incident
+		if a.TenantID != b.TenantID {
+			return a.TenantID < b.TenantID
+		}
+		return dedupKey(a) < dedupKey(b)
 	})
 	var leaders []*incidentJob
 	followers := map[*incidentJob][]*incidentJob{}
@@ -126,24 +131,8 @@ func (w *incidentWriter) flush(batch []*incidentJob) {
 		byKey[k] = j
 		leaders = append(leaders, j)
 	}
-	items := make([]models.NewIncident, len(leaders))
-	for i, l := range leaders {
-		items[i] = l.item
-	}
 	results := make([]error, len(leaders))
-	created, err := w.store.CreateIncidents(ctx, items)
-	switch {
-	case err == nil:
-		for i := range leaders {
-			if !created[i] {
-				results[i] = models.ErrConflict
-			}
-		}
-	case len(leaders) == 1:
-		results[0] = err
-	default:
-		w.settle(ctx, leaders, results)
-	}
+	w.commit(ctx, leaders, results)
 	for i, l := range leaders {
 		l.done <- results[i]
 		for _, f := range followers[l] {
@@ -156,41 +145,41 @@ func (w *incidentWriter) flush(batch []*incidentJob) {
 	}
 }
 
-// settle records the leaders of a group that failed as a whole, so nothing of it
-// was committed (should a lost connection hide a commit that did happen, the
-// retry finds the rows and answers 409 naming them: never a second incident).
-// Each tenant's alerts are tried again as a group of their own, so one tenant's
-// spent quota or bad row costs only that tenant its group commit; within a
-// tenant whose group fails too, one at a time finds which alerts fit a nearly
-// spent quota and isolates any other failure to its alert.
-func (w *incidentWriter) settle(ctx context.Context, leaders []*incidentJob, results []error) {
-	var tenants []string
-	byTenant := map[string][]int{}
+// commit records leaders in one transaction and sets each one's result. A group
+// that fails as a whole committed nothing (should a lost connection hide a
+// commit that did happen, the retry finds the rows and answers 409 naming them:
+// never a second incident). A group of several tenants is then tried again
+// tenant by tenant, so one tenant's spent quota or bad row costs only that
+// tenant its group commit; a single tenant's group goes one alert at a time,
+// which finds the alerts that fit a nearly spent quota and isolates any other
+// failure to its alert. leaders must be sorted by tenant.
+func (w *incidentWriter) commit(ctx context.Context, leaders []*incidentJob, results []error) {
+	items := make([]models.NewIncident, len(leaders))
 	for i, l := range leaders {
-		tid := l.item.Incident.TenantID
-		if _, ok := byTenant[tid]; !ok {
-			tenants = append(tenants, tid)
-		}
-		byTenant[tid] = append(byTenant[tid], i)
+		items[i] = l.item
 	}
-	for _, tid := range tenants {
-		idx := byTenant[tid]
-		if len(idx) > 1 && len(tenants) > 1 {
-			items := make([]models.NewIncident, len(idx))
-			for k, i := range idx {
-				items[k] = leaders[i].item
-			}
-			if created, err := w.store.CreateIncidents(ctx, items); err == nil {
-				for k, i := range idx {
-					if !created[k] {
-						results[i] = models.ErrConflict
-					}
-				}
-				continue
+	created, err := w.store.CreateIncidents(ctx, items)
+	switch {
+	case err == nil:
+		for i := range leaders {
+			if !created[i] {
+				results[i] = models.ErrConflict
 			}
 		}
-		for _, i := range idx {
-			_, results[i] = w.store.CreateIncident(ctx, leaders[i].item.Incident, leaders[i].item.First)
+	case len(leaders) == 1:
+		results[0] = err
+	case leaders[0].item.Incident.TenantID != leaders[len(leaders)-1].item.Incident.TenantID:
+		for start := 0; start < len(leaders); {
+			end := start + 1
+			for end < len(leaders) && leaders[end].item.Incident.TenantID == leaders[start].item.Incident.TenantID {
+				end++
+			}
+			w.commit(ctx, leaders[start:end], results[start:end])
+			start = end
+		}
+	default:
+		for i, l := range leaders {
+			_, results[i] = w.store.CreateIncident(ctx, l.item.Incident, l.item.First)
 		}
 	}
 }

@@ -170,18 +170,9 @@ func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incide
 			return res, unavailable("the workflow service", err)
 		}
 	}
-	next := 1
-	if last, err := s.store.LatestInvestigation(ctx, p.TenantID, incidentID); err == nil {
-		next = last.Pass + 1
-	} else if !errors.Is(err, models.ErrNotFound) {
-		return res, unavailable("the database", err)
-	}
-	digest, _ := json.Marshal([]any{req.Agents, req.Context})
-	sum := sha256.Sum256(digest)
-	updateID := fmt.Sprintf("%s-%d-%s", kind, next, hex.EncodeToString(sum[:6]))
-	if idempotencyKey != "" {
-		sum = sha256.Sum256([]byte(idempotencyKey))
-		updateID = fmt.Sprintf("%s-key-%s", kind, hex.EncodeToString(sum[:16]))
+	updateID, err := s.startUpdateID(ctx, p.TenantID, incidentID, kind, idempotencyKey, req)
+	if err != nil {
+		return res, err
 	}
 	opts := client.UpdateWorkflowOptions{
 		WorkflowID:   workflows.IncidentWorkflowID(incidentID),
@@ -210,6 +201,25 @@ func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incide
 		}
 		return res, s.startError(ctx, p, incidentID, err)
 	}
+}
+
+// startUpdateID is the ID of a start request's update (see startPass): from
+// the idempotency key alone when there is one, else from the next pass number
+// and a digest of the request.
+func (s *Investigations) startUpdateID(ctx context.Context, tenantID, incidentID, kind, idempotencyKey string, req workflows.StartInvestigationRequest) (string, error) {
+	if idempotencyKey != "" {
+		sum := sha256.Sum256([]byte(idempotencyKey))
+		return fmt.Sprintf("%s-key-%s", kind, hex.EncodeToString(sum[:16])), nil
+	}
+	next := 1
+	if last, err := s.store.LatestInvestigation(ctx, tenantID, incidentID); err == nil {
+		next = last.Pass + 1
+	} else if !errors.Is(err, models.ErrNotFound) {
+		return "", unavailable("the database", err)
+	}
+	digest, _ := json.Marshal([]any{req.Agents, req.Context})
+	sum := sha256.Sum256(digest)
+	return fmt.Sprintf("%s-%d-%s", kind, next, hex.EncodeToString(sum[:6])), nil
 }
 
 // The incident workflow learns a pass ended shortly after the database does;
