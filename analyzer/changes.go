@@ -290,10 +290,7 @@ func redeploysPrevious(c *corpus, li int) bool {
 	if !redeployRe.MatchString(c.lines[li].text) {
 		return false
 	}
-	for _, tok := range idTokenRe.FindAllString(c.lines[li].text, -1) {
-		if len(tok) < 3 || hhmmRe.MatchString(tok) {
-			continue
-		}
+	for _, tok := range idTokens(c.lines[li].text) {
 		for j := range c.lines {
 			if j != li && strings.Contains(c.lines[j].text, tok) && previousRe.MatchString(c.lines[j].text) {
 				return true
@@ -307,14 +304,23 @@ func redeploysPrevious(c *corpus, li int) bool {
 // commits, releases): what a revert and the change it undoes both name.
 var idTokenRe = regexp.MustCompile(`[!#]?\b[\w.-]*\d[\w.-]*\b`)
 
+// idTokens lists the identifiers of text, leaving out clock times and numbers
+// too short to name anything.
+func idTokens(text string) []string {
+	var out []string
+	for _, tok := range idTokenRe.FindAllString(text, -1) {
+		if len(tok) >= 3 && !hhmmRe.MatchString(tok) {
+			out = append(out, tok)
+		}
+	}
+	return out
+}
+
 // revertedKind tells whether the revert on line li undoes a configuration
 // change: by an identifier it shares with a change line, else by the last
 // change before the symptoms began. ok is false when neither decides.
 func revertedKind(c *corpus, li int, changes []change, on stamp, haveOnset bool) (config, ok bool) {
-	for _, tok := range idTokenRe.FindAllString(c.lines[li].text, -1) {
-		if len(tok) < 3 || hhmmRe.MatchString(tok) {
-			continue
-		}
+	for _, tok := range idTokens(c.lines[li].text) {
 		for _, ch := range changes {
 			if ch.li != li && strings.Contains(c.lines[ch.li].text, tok) {
 				return ch.config, true

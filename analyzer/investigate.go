@@ -138,12 +138,7 @@ func ruleHits(c *corpus) []hit {
 				switch {
 				case r.polar && r.refute:
 					h.stance, h.str, h.stated = StanceRefutes, r.str, true
-				case r.polar:
-					h.stance, h.str = StanceSupports, r.str*sourceWeight(l)
-					if l.speculative(m[0]) {
-						h.str *= speculationWeight
-					}
-				case l.negated(m[0], m[1]) || l.dismissed(m[0]):
+				case !r.polar && (l.negated(m[0], m[1]) || l.dismissed(m[0])):
 					if r.refStr == 0 {
 						continue
 					}

@@ -16,6 +16,9 @@ type line struct {
 	entry int    // context entry index; -1 for alert fields
 	idx   int    // line index within the entry
 	spans []span // clause boundaries
+	// afterFix marks a context line that reports a mitigation or a recovery
+	// at a clock time (see corpus.afterMitigation).
+	afterFix bool
 }
 
 type span struct{ s, e int }
@@ -32,6 +35,7 @@ func buildCorpus(in Input) *corpus {
 	add := func(text, src, ref string, entry, idx int) int {
 		l := line{text: text, lower: strings.ToLower(text), src: src, ref: ref, entry: entry, idx: idx}
 		l.spans = clauses(text)
+		l.afterFix = src == "context" && clockRe.MatchString(text) && (mitigationRe.MatchString(text) || recoveryRe.MatchString(text))
 		c.lines = append(c.lines, l)
 		return len(c.lines) - 1
 	}
@@ -70,14 +74,12 @@ func buildCorpus(in Input) *corpus {
 
 var clauseSep = regexp.MustCompile(`; |;; |, | \| |\. |\? `)
 
-// mitigationRe recognizes a line that reports an action taken during the
-// incident ("16:18 killed pid 28811; lock waits 0"); timeRe pins it in time.
 var (
+	// mitigationRe recognizes a line that reports an action taken during the
+	// incident ("16:18 killed pid 28811; lock waits 0"); clockRe pins it in time.
 	mitigationRe = regexp.MustCompile(`(?i)\b(terminat\w*|kill(ed|ing)?|restart(ed|ing)?|revert\w*|rolled back|roll(ing)? back|scaled|switched|exempted|deleted|removed|disabled|block(ed|ing)|drained|failed over|flushed|mitigat\w*|pg_terminate_backend|added)\b`)
 	clockRe      = regexp.MustCompile(`\b\d{1,2}:\d{2}\b`)
-)
 
-var (
 	// adviceRe is a numbered piece of advice, as libraries print under an
 	// error ("2. Tracking down slow queries..."): it names causes to check,
 	// not causes seen.
@@ -119,9 +121,7 @@ func (l *line) dismissed(pos int) bool {
 // system once fixed, so they cannot rule a cause out.
 func (c *corpus) afterMitigation(citation string) bool {
 	for i := range c.lines {
-		l := &c.lines[i]
-		if l.src == "context" && strings.Contains(l.text, citation) && clockRe.MatchString(l.text) &&
-			(mitigationRe.MatchString(l.text) || recoveryRe.MatchString(l.text)) {
+		if c.lines[i].afterFix && strings.Contains(c.lines[i].text, citation) {
 			return true
 		}
 	}
