@@ -54,10 +54,7 @@ func accessLog(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		route := c.FullPath()
-		if route == "" {
-			route = "(unmatched)"
-		}
+		route := routeOf(c)
 		attrs := []any{
 			slog.String("method", c.Request.Method), slog.String("route", route),
 			slog.Int("status", c.Writer.Status()), slog.Float64("latency_ms", float64(time.Since(start).Microseconds())/1000),

@@ -16,11 +16,7 @@ func observe() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		route := c.FullPath()
-		if route == "" {
-			route = "(unmatched)"
-		}
-		metrics.ObserveHTTP(c.Request.Method, route, c.Writer.Status(), time.Since(start))
+		metrics.ObserveHTTP(c.Request.Method, routeOf(c), c.Writer.Status(), time.Since(start))
 	}
 }
 
@@ -53,4 +49,13 @@ func countAlerts(provider string, res *service.IngestResult, err error) {
 		}
 		metrics.AlertsIngested.WithLabelValues(provider, outcome).Inc()
 	}
+}
+
+// routeOf is the request's route template, the label logs and metrics share;
+// requests no route matched share one value instead of one per path.
+func routeOf(c *gin.Context) string {
+	if route := c.FullPath(); route != "" {
+		return route
+	}
+	return "(unmatched)"
 }

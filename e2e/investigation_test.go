@@ -413,7 +413,6 @@ type traceRow struct {
 // traceWorkflows prints the history events of the labelled workflows, and the
 // extra rows, in time order with the gap to the previous row.
 func traceWorkflows(b *testing.B, c client.Client, ids [][2]string, extra []traceRow) {
-	type row = traceRow
 	rows := slices.Clone(extra)
 	for _, id := range ids {
 		it := c.GetWorkflowHistory(context.Background(), id[1], "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
@@ -422,10 +421,10 @@ func traceWorkflows(b *testing.B, c client.Client, ids [][2]string, extra []trac
 			if err != nil {
 				b.Fatal(err)
 			}
-			rows = append(rows, row{ev.GetEventTime().AsTime(), fmt.Sprintf("%-14s %3d %s", id[0], ev.GetEventId(), ev.GetEventType())})
+			rows = append(rows, traceRow{ev.GetEventTime().AsTime(), fmt.Sprintf("%-14s %3d %s", id[0], ev.GetEventId(), ev.GetEventType())})
 		}
 	}
-	slices.SortStableFunc(rows, func(x, y row) int { return x.at.Compare(y.at) })
+	slices.SortStableFunc(rows, func(x, y traceRow) int { return x.at.Compare(y.at) })
 	prev := rows[0].at
 	for _, r := range rows {
 		fmt.Fprintf(os.Stderr, "%+8.1fms %+7.1fms  %s\n", float64(r.at.Sub(rows[0].at).Microseconds())/1e3, float64(r.at.Sub(prev).Microseconds())/1e3, r.name)

@@ -277,8 +277,9 @@ type Decision struct {
 var ErrInvalidStatus = errors.New("invalid status")
 
 // DecideRemediation records a decision on a proposal awaiting approval (or the
-// expiry of an approval nobody executed, see Decision.From), with its timeline entry, in one transaction. Repeating the same decision is a no-op, so
-// activity retries are safe; a different one is ErrInvalidStatus.
+// expiry of an approval nobody executed, see Decision.From), with its timeline
+// entry, in one transaction. Repeating the same decision is a no-op, so activity
+// retries are safe; a different one is ErrInvalidStatus.
 func (s *Store) DecideRemediation(ctx context.Context, d Decision) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r, err := firstRow[Remediation](tx.Where("tenant_id = ? AND id = ?", d.TenantID, d.RemediationID))
