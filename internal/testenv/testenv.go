@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -108,4 +109,39 @@ func RedisURL(t testing.TB) string {
 		Missing(t, "redis is not reachable at %s (%v): start one or set CAUSEWAY_TEST_REDIS_URL", opts.Addr, redisErr)
 	}
 	return raw
+}
+
+// ScenariosDir returns the directory of the public example scenarios, a data set
+// kept beside the repository rather than in it: CAUSEWAY_SCENARIOS_DIR when set,
+// else shared/scenarios/public next to the checkout (where `make eval` looks).
+// It ends the test as Missing when the directory is absent.
+func ScenariosDir(t testing.TB) string {
+	t.Helper()
+	if d := os.Getenv("CAUSEWAY_SCENARIOS_DIR"); d != "" {
+		return Dir(t, d, "public scenarios (CAUSEWAY_SCENARIOS_DIR)")
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatalf("find the repository root: %v", err)
+	}
+	return Dir(t, filepath.Join(root, "..", "shared", "scenarios", "public"), "public scenarios (set CAUSEWAY_SCENARIOS_DIR)")
+}
+
+// moduleRoot walks up from the working directory (a test's package directory)
+// to the directory holding go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }
