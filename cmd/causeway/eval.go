@@ -18,6 +18,7 @@ import (
 	"github.com/causeway/causeway/devstack"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/workflows"
 )
 
 // evalTimeout bounds one scenario's pass; the offline analyzer needs well under a
@@ -65,7 +66,7 @@ func evaluate(ctx context.Context, cfgPath, dir string) error {
 	cfg.TemporalTaskQueue = "causeway-eval"
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	e, err := startEmbedded(ctx, cfg, log, &devstack.Options{Namespace: cfg.TemporalNamespace})
+	e, err := startEmbedded(ctx, cfg, log, &devstack.Options{Namespace: cfg.TemporalNamespace, SearchAttributes: workflows.SearchAttributeTypes()})
 	if err != nil {
 		return err
 	}
