@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"gorm.io/gorm"
 
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/workflows"
 )
 
 // verifySignature is a receiver's Standard Webhooks check, independent of the
@@ -119,9 +122,15 @@ func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
-	if n, _ := rcv.delivered(evt.ID); n != 0 {
-		t.Fatalf("delivered without a relay: %d", n)
+	// This is the state a crash right after the commit leaves: the event is
+	// recorded, not yet fanned out, and no delivery exists.
+	var stored models.OutboxEvent
+	if err := e.Store.DB().Where("id = ?", evt.ID).Take(&stored).Error; err != nil || stored.DeliveredAt != nil {
+		t.Fatalf("outbox row after the commit: %+v, %v; want it recorded and not dispatched", stored, err)
+	}
+	var deliveries int64
+	if err := e.Store.DB().Model(&models.EventDelivery{}).Where("event_id = ?", evt.ID).Count(&deliveries).Error; err != nil || deliveries != 0 {
+		t.Fatalf("%d deliveries before any relay ran (%v)", deliveries, err)
 	}
 
 	// A fresh process starts: two relays (a restart racing a second replica).
@@ -131,13 +140,23 @@ func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); e.App.Relay().Run(ctx, 100*time.Millisecond) }()
 	}
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	stopRelays := sync.OnceFunc(func() { cancel(); wg.Wait() })
+	t.Cleanup(stopRelays)
 
 	eventually(t, 45*time.Second, "the event delivered after one retry", func() bool { n, _ := rcv.delivered(evt.ID); return n > 0 })
-	time.Sleep(time.Second) // room for a duplicate to show up
+	// Decide "no duplicate" once nothing can send any more: both relays have
+	// stopped and the delivery's workflow, the only sender, has closed.
+	stopRelays()
+	awaitWorkflowClosed(t, e, workflows.DeliveryWorkflowID(evt.ID, ep.EndpointID))
 	n, body := rcv.delivered(evt.ID)
 	if n != 1 {
 		t.Errorf("delivered %d times, want exactly once", n)
+	}
+	rcv.mu.Lock()
+	total := rcv.total
+	rcv.mu.Unlock()
+	if total != 2 {
+		t.Errorf("receiver got %d requests, want the failed first attempt and the successful retry", total)
 	}
 	if body["id"] != evt.ID || body["type"] != models.EventRemediationFailed || body["tenantId"] != tenantID ||
 		body["data"].(map[string]any)["remediationId"] != "rem_crash" || body["createdAt"] == nil {
@@ -159,7 +178,12 @@ func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
 		t.Errorf("deliveries log %+v, want attempt 2 = 204 then attempt 1 = 500", log.Deliveries)
 	}
 
-	// A real investigation emits investigation.completed through the same path.
+	// A real investigation emits investigation.completed through the same path,
+	// with a relay running again.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	relayDone := make(chan struct{})
+	go func() { e.App.Relay().Run(ctx2, 100*time.Millisecond); close(relayDone) }()
+	t.Cleanup(func() { cancel2(); <-relayDone })
 	var inc struct{ IncidentID string }
 	if st := e.call(t, "POST", "/v1/incidents/chat", token, map[string]string{
 		"title": "checkout errors", "description": "checkout-api returns 500s: too many connections on orders-db",
@@ -206,7 +230,9 @@ func TestEventGoneDisablesEndpoint(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	var ep struct{ EndpointID string }
-	e.call(t, "POST", "/v1/webhook-endpoints", token, map[string]any{"url": srv.URL, "events": []string{models.EventRemediationCompleted}}, &ep)
+	if st := e.call(t, "POST", "/v1/webhook-endpoints", token, map[string]any{"url": srv.URL, "events": []string{models.EventRemediationCompleted}}, &ep); st != http.StatusCreated {
+		t.Fatalf("create endpoint: %d", st)
+	}
 	evt := models.OutboxEvent{ID: "evt_gone", TenantID: tenantID, Type: models.EventRemediationCompleted, Payload: "{}", CreatedAt: time.Now().UTC()}
 	if err := e.Store.DB().Create(&evt).Error; err != nil {
 		t.Fatal(err)
@@ -214,7 +240,13 @@ func TestEventGoneDisablesEndpoint(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { e.App.Relay().Run(ctx, 100*time.Millisecond); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+		}
+	})
 	var list struct {
 		Endpoints []struct{ EndpointID, Status string }
 	}
@@ -222,10 +254,25 @@ func TestEventGoneDisablesEndpoint(t *testing.T) {
 		e.call(t, "GET", "/v1/webhook-endpoints", token, nil, &list)
 		return len(list.Endpoints) == 1 && list.Endpoints[0].Status == models.EndpointDisabled
 	})
-	time.Sleep(500 * time.Millisecond)
+	// Count once nothing can send any more: the relay has stopped and the
+	// delivery's workflow has closed.
+	cancel()
+	<-done
+	awaitWorkflowClosed(t, e, workflows.DeliveryWorkflowID(evt.ID, ep.EndpointID))
 	mu.Lock()
 	defer mu.Unlock()
 	if hits != 1 {
 		t.Errorf("receiver hit %d times, want 1", hits)
+	}
+}
+
+// awaitWorkflowClosed waits until the workflow has closed, whatever its outcome.
+func awaitWorkflowClosed(t *testing.T, e *env, workflowID string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var notFound *serviceerror.NotFound
+	if err := e.Temporal.GetWorkflow(ctx, workflowID, "").Get(ctx, nil); ctx.Err() != nil || errors.As(err, &notFound) {
+		t.Fatalf("workflow %s did not close: %v", workflowID, err)
 	}
 }
