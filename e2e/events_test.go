@@ -45,20 +45,22 @@ func verifySignature(secret string, h http.Header, body []byte) bool {
 	return false
 }
 
-// eventReceiver answers 500 to its first request and 2xx afterwards, and
-// counts successful deliveries per webhook-id.
+// eventReceiver answers 500 to its first failFirst requests (1 unless a test
+// changes it) and 2xx afterwards, and counts successful deliveries per
+// webhook-id.
 type eventReceiver struct {
 	*httptest.Server
-	secret string
-	mu     sync.Mutex
-	total  int
-	ok     map[string]int
-	bodies map[string]map[string]any
-	bad    int
+	secret    string
+	failFirst int
+	mu        sync.Mutex
+	total     int
+	ok        map[string]int
+	bodies    map[string]map[string]any
+	bad       int
 }
 
 func newEventReceiver(t *testing.T) *eventReceiver {
-	r := &eventReceiver{ok: map[string]int{}, bodies: map[string]map[string]any{}}
+	r := &eventReceiver{failFirst: 1, ok: map[string]int{}, bodies: map[string]map[string]any{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
@@ -69,7 +71,7 @@ func newEventReceiver(t *testing.T) *eventReceiver {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		if r.total == 1 {
+		if r.total <= r.failFirst {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
@@ -274,5 +276,92 @@ func awaitWorkflowClosed(t *testing.T, e *env, workflowID string) {
 	var notFound *serviceerror.NotFound
 	if err := e.Temporal.GetWorkflow(ctx, workflowID, "").Get(ctx, nil); ctx.Err() != nil || errors.As(err, &notFound) {
 		t.Fatalf("workflow %s did not close: %v", workflowID, err)
+	}
+}
+
+// TestRemediationFailedEventFromAFailingStep runs a remediation whose second
+// step really fails (the system it calls refuses with 400) and follows the
+// failure to a subscriber: the remediation ends failed at that step, the third
+// step never runs, and the endpoint receives one signed remediation.failed
+// event carrying the failed remediation.
+func TestRemediationFailedEventFromAFailingStep(t *testing.T) {
+	e := newEnv(t)
+	owner, tenantID := e.signup(t, "Failing")
+	var refused, after sync.Mutex
+	refusedCalls, afterCalls := 0, 0
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/scale":
+			refused.Lock()
+			refusedCalls++
+			refused.Unlock()
+			http.Error(w, `{"error":"replicas must be at most 10"}`, http.StatusBadRequest)
+		default:
+			after.Lock()
+			afterCalls++
+			after.Unlock()
+		}
+	}))
+	t.Cleanup(target.Close)
+
+	rcv := newEventReceiver(t)
+	var ep struct{ EndpointID, Secret string }
+	if st := e.call(t, "POST", "/v1/webhook-endpoints", owner, map[string]any{
+		"url": rcv.URL + "/hooks", "events": []string{models.EventRemediationFailed, models.EventRemediationCompleted},
+	}, &ep); st != http.StatusCreated {
+		t.Fatalf("create endpoint: %d", st)
+	}
+	rcv.mu.Lock()
+	rcv.secret = ep.Secret
+	rcv.failFirst = 0 // this test is about the event, not retries
+	rcv.mu.Unlock()
+
+	e.createRunbook(t, owner, "scale out",
+		map[string]any{"type": "wait", "description": "let traffic settle", "params": map[string]any{"duration": "10ms"}},
+		map[string]any{"type": "http", "description": "scale {{.Service}}", "params": map[string]any{"method": "POST", "url": target.URL + "/scale"}},
+		map[string]any{"type": "http", "description": "never reached", "params": map[string]any{"method": "POST", "url": target.URL + "/after"}},
+	)
+	incID, rems := e.investigatedIncident(t, owner, 1)
+	rem := rems[0]
+	expectCall(t, e, "approve", "POST", "/v1/remediation/"+rem.RemediationID+"/approve", owner, nil, http.StatusOK, "")
+	expectCall(t, e, "execute", "POST", "/v1/remediation/"+rem.RemediationID+"/execute", owner, nil, http.StatusOK, "")
+	eventually(t, 30*time.Second, "the remediation to fail", func() bool { return e.remediation(t, owner, incID, rem.RemediationID).Status == "failed" })
+	got := e.remediation(t, owner, incID, rem.RemediationID)
+	if len(got.Steps) != 3 || got.Steps[0].Status != "completed" || got.Steps[1].Status != "failed" || got.Steps[2].Status == "completed" ||
+		!strings.Contains(got.FailureReason, "400") {
+		t.Fatalf("failed remediation %+v", got)
+	}
+	refused.Lock()
+	after.Lock()
+	if refusedCalls != 1 || afterCalls != 0 {
+		t.Errorf("step 2 called %d times, step 3 %d times; want a refusal once and nothing after it", refusedCalls, afterCalls)
+	}
+	after.Unlock()
+	refused.Unlock()
+
+	// The failure's event, recorded with the state change, reaches the endpoint.
+	evtID := models.EventID(rem.RemediationID, models.EventRemediationFailed)
+	ctx, cancel := context.WithCancel(context.Background())
+	relayDone := make(chan struct{})
+	go func() { e.App.Relay().Run(ctx, 100*time.Millisecond); close(relayDone) }()
+	stopRelay := sync.OnceFunc(func() { cancel(); <-relayDone })
+	t.Cleanup(stopRelay)
+	eventually(t, 30*time.Second, "remediation.failed delivered", func() bool { n, _ := rcv.delivered(evtID); return n > 0 })
+	stopRelay()
+	awaitWorkflowClosed(t, e, workflows.DeliveryWorkflowID(evtID, ep.EndpointID))
+	n, body := rcv.delivered(evtID)
+	data, _ := body["data"].(map[string]any)
+	if n != 1 || body["type"] != models.EventRemediationFailed || body["tenantId"] != tenantID ||
+		data["remediationId"] != rem.RemediationID || data["status"] != "failed" {
+		t.Fatalf("remediation.failed delivered %d times, body %v", n, body)
+	}
+	var completed int64
+	if err := e.Store.DB().Model(&models.OutboxEvent{}).Where("id = ?", models.EventID(rem.RemediationID, models.EventRemediationCompleted)).Count(&completed).Error; err != nil || completed != 0 {
+		t.Errorf("%d remediation.completed events for a failed remediation (%v)", completed, err)
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if rcv.bad != 0 {
+		t.Errorf("%d deliveries failed signature verification", rcv.bad)
 	}
 }

@@ -53,7 +53,7 @@ func run(args []string) error {
 	case "migrate":
 		return migrate(ctx, *cfgPath)
 	case "eval":
-		return evaluate(ctx, *cfgPath, fs.Arg(1))
+		return evaluate(ctx, *cfgPath, fs.Arg(1), os.Stdout)
 	default:
 		fs.Usage()
 		return errors.New("unknown or missing command")
