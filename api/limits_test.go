@@ -94,6 +94,25 @@ func TestWebhookRateLimitPerKey(t *testing.T) {
 	}
 }
 
+// failedLogin sends a login that must fail (no such user), with forwardedFor as
+// X-Forwarded-For unless it is empty, and returns the answer.
+func (s *apiServer) failedLogin(t *testing.T, forwardedFor string) (int, http.Header, errorBody) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", s.URL+"/auth/login", strings.NewReader(`{"email":"nobody@example.com","password":"wrong password!"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if forwardedFor != "" {
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body errorBody
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return resp.StatusCode, resp.Header, body
+}
+
 // TestTrustedProxyForwardedFor: behind a configured proxy the client IP is the
 // rightmost address the proxy did not add itself, so clients behind one proxy
 // get their own sign-in budgets, and a client that prepends a forged address
@@ -104,17 +123,8 @@ func TestTrustedProxyForwardedFor(t *testing.T) {
 	cfg.TrustedProxies = "127.0.0.1/32"
 	s := startAPI(t, cfg)
 	login := func(forwardedFor string) (int, errorBody) {
-		req, _ := http.NewRequest("POST", s.URL+"/auth/login", strings.NewReader(`{"email":"nobody@example.com","password":"wrong password!"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Forwarded-For", forwardedFor)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var body errorBody
-		_ = json.NewDecoder(resp.Body).Decode(&body)
-		return resp.StatusCode, body
+		st, _, body := s.failedLogin(t, forwardedFor)
+		return st, body
 	}
 	for i := range 2 {
 		if st, _ := login("203.0.113.7"); st != http.StatusUnauthorized {

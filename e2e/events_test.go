@@ -86,6 +86,28 @@ func newEventReceiver(t *testing.T) *eventReceiver {
 	return r
 }
 
+// subscribe creates a webhook endpoint for the receiver's URL and kinds, and
+// gives the receiver the endpoint's secret to verify signatures with.
+func (r *eventReceiver) subscribe(t *testing.T, e *env, token string, kinds ...string) (ep struct{ EndpointID, Secret string }) {
+	t.Helper()
+	if st := e.call(t, "POST", "/v1/webhook-endpoints", token, map[string]any{"url": r.URL + "/hooks", "events": kinds}, &ep); st != http.StatusCreated {
+		t.Fatalf("create endpoint: %d", st)
+	}
+	r.mu.Lock()
+	r.secret = ep.Secret
+	r.mu.Unlock()
+	return ep
+}
+
+// startRelay runs one outbound-event relay for e until the returned stop,
+// which may be called more than once, has returned.
+func startRelay(e *env) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.App.Relay().Run(ctx, 100*time.Millisecond); close(done) }()
+	return sync.OnceFunc(func() { cancel(); <-done })
+}
+
 func (r *eventReceiver) delivered(id string) (int, map[string]any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -101,15 +123,7 @@ func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
 	e := newEnv(t)
 	token, tenantID := e.signup(t, "Events")
 	rcv := newEventReceiver(t)
-	var ep struct{ EndpointID, Secret string }
-	if st := e.call(t, "POST", "/v1/webhook-endpoints", token, map[string]any{
-		"url": rcv.URL + "/hooks", "events": []string{models.EventInvestigationCompleted, models.EventRemediationFailed},
-	}, &ep); st != http.StatusCreated {
-		t.Fatalf("create endpoint: %d", st)
-	}
-	rcv.mu.Lock()
-	rcv.secret = ep.Secret
-	rcv.mu.Unlock()
+	ep := rcv.subscribe(t, e, token, models.EventInvestigationCompleted, models.EventRemediationFailed)
 
 	// The state change and its event commit together; then the process "dies".
 	evt := models.OutboxEvent{ID: models.EventID("rem_crash", models.EventRemediationFailed), TenantID: tenantID,
@@ -182,10 +196,7 @@ func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
 
 	// A real investigation emits investigation.completed through the same path,
 	// with a relay running again.
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	relayDone := make(chan struct{})
-	go func() { e.App.Relay().Run(ctx2, 100*time.Millisecond); close(relayDone) }()
-	t.Cleanup(func() { cancel2(); <-relayDone })
+	t.Cleanup(startRelay(e))
 	var inc struct{ IncidentID string }
 	if st := e.call(t, "POST", "/v1/incidents/chat", token, map[string]string{
 		"title": "checkout errors", "description": "checkout-api returns 500s: too many connections on orders-db",
@@ -305,16 +316,8 @@ func TestRemediationFailedEventFromAFailingStep(t *testing.T) {
 	t.Cleanup(target.Close)
 
 	rcv := newEventReceiver(t)
-	var ep struct{ EndpointID, Secret string }
-	if st := e.call(t, "POST", "/v1/webhook-endpoints", owner, map[string]any{
-		"url": rcv.URL + "/hooks", "events": []string{models.EventRemediationFailed, models.EventRemediationCompleted},
-	}, &ep); st != http.StatusCreated {
-		t.Fatalf("create endpoint: %d", st)
-	}
-	rcv.mu.Lock()
-	rcv.secret = ep.Secret
 	rcv.failFirst = 0 // this test is about the event, not retries
-	rcv.mu.Unlock()
+	ep := rcv.subscribe(t, e, owner, models.EventRemediationFailed, models.EventRemediationCompleted)
 
 	e.createRunbook(t, owner, "scale out",
 		map[string]any{"type": "wait", "description": "let traffic settle", "params": map[string]any{"duration": "10ms"}},
@@ -341,10 +344,7 @@ func TestRemediationFailedEventFromAFailingStep(t *testing.T) {
 
 	// The failure's event, recorded with the state change, reaches the endpoint.
 	evtID := models.EventID(rem.RemediationID, models.EventRemediationFailed)
-	ctx, cancel := context.WithCancel(context.Background())
-	relayDone := make(chan struct{})
-	go func() { e.App.Relay().Run(ctx, 100*time.Millisecond); close(relayDone) }()
-	stopRelay := sync.OnceFunc(func() { cancel(); <-relayDone })
+	stopRelay := startRelay(e)
 	t.Cleanup(stopRelay)
 	eventually(t, 30*time.Second, "remediation.failed delivered", func() bool { n, _ := rcv.delivered(evtID); return n > 0 })
 	stopRelay()
