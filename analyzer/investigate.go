@@ -29,7 +29,7 @@ func Investigate(role string, in Input) AgentReport {
 	if !ValidRole(role) {
 		return rep
 	}
-	c := buildCorpus(in)
+	c := buildCorpus(in.ForRole(role))
 	var hits []hit
 	hits = append(hits, ruleHits(c)...)
 	hits = append(hits, numericHits(c)...)
