@@ -270,7 +270,9 @@ func summarize(run *models.AgentRun) (AgentSummary, error) {
 	return s, nil
 }
 
-// classifyLLM maps an LLM failure onto Temporal's retry decision (house style 6).
+// classifyLLM maps an LLM failure onto Temporal's retry decision: bad input,
+// refusals and auth failures are non-retryable, rate limits, 5xx and network
+// errors are retried by Temporal (the client's own retries are off).
 func classifyLLM(err error) error {
 	msg := shorten(err.Error())
 	if llm.Retryable(err) {

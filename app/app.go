@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"sort"
@@ -115,6 +116,7 @@ func (a *App) Close() {
 func (a *App) Dispatcher() *service.Dispatcher {
 	a.dispatcherOnce.Do(func() {
 		a.dispatcher = service.NewDispatcher(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
+		a.dispatcher.UseSearchAttributes(a.Config.TemporalNamespace)
 	})
 	return a.dispatcher
 }
@@ -188,8 +190,16 @@ func (a *App) Serve(ctx context.Context, h http.Handler) error {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
+	// Listen before serving so the bound address can be logged: with port 0 the
+	// kernel picks the port, and the log line is how an operator (or a test
+	// running the binary) learns it.
+	ln, err := net.Listen("tcp", a.Config.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("http server: %w", err)
+	}
+	a.Log.Info("api listening", "addr", ln.Addr().String())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("http server: %w", err)

@@ -31,8 +31,8 @@ const (
 	ModeDev
 )
 
-// Config is every setting of DESIGN.md §3 plus the OAuth and SQL-target settings
-// the issues call for. Field names mirror the environment keys.
+// Config is every setting of the README's configuration table. Field names
+// mirror the environment keys.
 type Config struct {
 	HTTPAddr  string `mapstructure:"http_addr"`
 	DataDir   string `mapstructure:"data_dir"`

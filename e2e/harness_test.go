@@ -26,6 +26,7 @@ import (
 	"github.com/causeway/causeway/devstack"
 	"github.com/causeway/causeway/internal/testdb"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/workflows"
 )
 
 // stack is one Temporal server for the whole package: starting it is the slow
@@ -34,7 +35,7 @@ var stack *devstack.Stack
 
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	s, err := devstack.Start(ctx, devstack.Options{})
+	s, err := devstack.Start(ctx, devstack.Options{SearchAttributes: workflows.SearchAttributeTypes()})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start embedded temporal:", err)

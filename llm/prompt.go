@@ -41,7 +41,7 @@ Look for: resource exhaustion on a named host or container (memory, CPU, disk), 
 Look for: which hop fails (name resolution, TLS, TCP, HTTP status from a dependency), whether the failing dependency is internal or external, and whether errors are throttling (429, quota) rather than outages.`,
 }
 
-// categoryDefinitions are one-line definitions of DESIGN.md §6, in its order.
+// categoryDefinitions are one-line definitions of analyzer.Categories, in its order.
 var categoryDefinitions = map[string]string{
 	analyzer.CategoryBadDeployment:          "a code release or rollout of the affected system introduced the fault (failure starts right after it; a rollback fixes it).",
 	analyzer.CategoryConfigChange:           "a configuration, feature-flag, secret or infrastructure-setting change (not a code release) introduced the fault.",

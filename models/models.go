@@ -24,7 +24,8 @@ func ValidRole(r string) bool {
 	return false
 }
 
-// Incident statuses (DESIGN.md §4).
+// Incident statuses, in the order an incident usually passes through them
+// (docs/data-flow.md).
 const (
 	StatusOpen          = "open"
 	StatusTriaging      = "triaging"

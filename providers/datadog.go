@@ -2,7 +2,7 @@ package providers
 
 import "strings"
 
-// Datadog reads the providers.md §2 custom Payload template. It cannot sign, so the API key alone
+// Datadog reads the custom Payload template of docs/providers.md. It cannot sign, so the API key alone
 // authenticates it.
 //
 // The source id is alert_cycle_key (stable from trigger to recovery) or, for templates without it,

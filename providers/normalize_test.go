@@ -22,7 +22,7 @@ func readFixture(tb testing.TB, provider, name string) []byte {
 }
 
 // TestNormalizeFixtures pins every mapped field of every fixture, so a mapping change shows up as a diff
-// against providers.md rather than slipping through.
+// against docs/providers.md rather than slipping through.
 func TestNormalizeFixtures(t *testing.T) {
 	reg := New(Options{})
 	cases := []struct {

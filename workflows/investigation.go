@@ -199,6 +199,17 @@ func (w *investigation) finish(ctx workflow.Context, status string, cov []models
 	if err != nil {
 		return InvestigationOutcome{}, err
 	}
+	// Label the pass for the Temporal UI with its answer.
+	if searchAttributesOn(ctx, w.in.SearchAttributes) {
+		category := syn.Category
+		if status == models.InvestigationFailed {
+			category = "unknown"
+		}
+		if err := workflow.UpsertTypedSearchAttributes(ctx, keyword(SearchAttrTenant, w.in.TenantID),
+			keyword(SearchAttrService, w.in.Service), keyword(SearchAttrCategory, category)); err != nil {
+			workflow.GetLogger(ctx).Error("could not upsert search attributes", "tenant_id", w.in.TenantID, "investigation_id", w.in.InvestigationID, "error", err)
+		}
+	}
 	return InvestigationOutcome{
 		InvestigationID: w.in.InvestigationID, Status: status, IncidentStatus: out.IncidentStatus,
 		Category: syn.Category, Confidence: syn.Confidence, Coverage: cov, Reason: reason,

@@ -21,6 +21,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 		"incident.json", "investigation.json", "remediation.json",
 		// Recorded before approvals expired (versionApprovalExpiry): still replays.
 		"remediation-before-approval-expiry.json",
+		// Recorded before the workflows upserted search attributes
+		// (versionSearchAttributes): still replay.
+		"incident-before-search-attributes.json", "investigation-before-search-attributes.json",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "histories", name)); err != nil {

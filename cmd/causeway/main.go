@@ -20,6 +20,7 @@ import (
 	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/devstack"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/workflows"
 )
 
 const usage = `usage: causeway [--config FILE] COMMAND
@@ -52,7 +53,7 @@ func run(args []string) error {
 	case "migrate":
 		return migrate(ctx, *cfgPath)
 	case "eval":
-		return evaluate(ctx, *cfgPath, fs.Arg(1))
+		return evaluate(ctx, *cfgPath, fs.Arg(1), os.Stdout)
 	default:
 		fs.Usage()
 		return errors.New("unknown or missing command")
@@ -95,6 +96,8 @@ func runAll(ctx context.Context, cfgPath string) error {
 			UIAddr:    cfg.TemporalUIAddr,
 			Namespace: cfg.TemporalNamespace,
 			Logger:    log.With(slog.String("component", "temporal")),
+			// Labels an SRE filters by in the Temporal UI.
+			SearchAttributes: workflows.SearchAttributeTypes(),
 		}
 	}
 	e, err := startEmbedded(ctx, cfg, log, stackOpts)
