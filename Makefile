@@ -8,7 +8,7 @@ export GOTOOLCHAIN := auto
 export CGO_ENABLED := 0
 
 GO        ?= go
-SCENARIOS ?= ../shared/scenarios/public
+SCENARIOS ?= analyzer/testdata/public
 FUZZTIME  ?= 2s
 BENCHTIME ?= 3000x
 # Investigation passes take a third of a second each; 50 give a stable mean.

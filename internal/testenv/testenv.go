@@ -111,10 +111,9 @@ func RedisURL(t testing.TB) string {
 	return raw
 }
 
-// ScenariosDir returns the directory of the public example scenarios, a data set
-// kept beside the repository rather than in it: CAUSEWAY_SCENARIOS_DIR when set,
-// else shared/scenarios/public next to the checkout (where `make eval` looks).
-// It ends the test as Missing when the directory is absent.
+// ScenariosDir returns the directory of the public example scenarios, one per
+// root-cause category: CAUSEWAY_SCENARIOS_DIR when set, else the copy kept in
+// the repository (analyzer/testdata/public), so a clean clone has it.
 func ScenariosDir(t testing.TB) string {
 	t.Helper()
 	if d := os.Getenv("CAUSEWAY_SCENARIOS_DIR"); d != "" {
@@ -124,7 +123,7 @@ func ScenariosDir(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("find the repository root: %v", err)
 	}
-	return Dir(t, filepath.Join(root, "..", "shared", "scenarios", "public"), "public scenarios (set CAUSEWAY_SCENARIOS_DIR)")
+	return Dir(t, filepath.Join(root, "analyzer", "testdata", "public"), "public scenarios (set CAUSEWAY_SCENARIOS_DIR)")
 }
 
 // moduleRoot walks up from the working directory (a test's package directory)
