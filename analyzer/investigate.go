@@ -33,6 +33,7 @@ func Investigate(role string, in Input) AgentReport {
 	var hits []hit
 	hits = append(hits, ruleHits(c)...)
 	hits = append(hits, numericHits(c)...)
+	hits = append(hits, readingHits(c.in.Gathered, role)...)
 	for _, h := range changeHits(c) {
 		h.stated = true
 		hits = append(hits, h)

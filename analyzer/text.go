@@ -55,6 +55,9 @@ func buildCorpus(in Input) *corpus {
 	texts := make([]string, 0, len(in.Context)+len(in.Gathered))
 	texts = append(texts, in.Context...)
 	for _, g := range in.Gathered {
+		if g.Measured {
+			continue // judged by its readings (readings.go)
+		}
 		texts = append(texts, g.Text)
 	}
 	c.entries = make([][]int, len(texts))

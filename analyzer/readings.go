@@ -1,0 +1,470 @@
+package analyzer
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Signals a Reading can carry. Each names one measurement the data-source query
+// plans collect (docs/query-plans.md lists the queries behind each); the
+// analyzer judges a reading by its signal, never by the words of its line.
+const (
+	// SignalMemoryUsage: Value is the peak working set in bytes, Limit the
+	// memory limit.
+	SignalMemoryUsage = "memory_usage"
+	// SignalOOMKills: Value is the number of OOM kills in the window.
+	SignalOOMKills = "oom_kills"
+	// SignalRestarts: Value is the number of container restarts in the window.
+	SignalRestarts = "restarts"
+	// SignalTerminated: a container's last termination; Labels["reason"] names it.
+	SignalTerminated = "terminated"
+	// SignalCPUUsage: Value is the peak CPU use in cores, Limit the CPU limit.
+	SignalCPUUsage = "cpu_usage"
+	// SignalCPUThrottling: Value is the peak share (0..1) of CFS periods throttled.
+	SignalCPUThrottling = "cpu_throttling"
+	// SignalFilesystemFree: Value is the lowest free space in bytes, Limit the size.
+	SignalFilesystemFree = "filesystem_free"
+	// SignalInodesFree: Value is the lowest number of free inodes, Limit the total.
+	SignalInodesFree = "inodes_free"
+	// SignalHTTPErrorRatio: Value is the peak share (0..1) of 5xx answers.
+	SignalHTTPErrorRatio = "http_error_ratio"
+	// SignalHTTPLatency: Value is the peak p99 latency in seconds.
+	SignalHTTPLatency = "http_latency_p99"
+	// SignalProbeSuccess: Value is the lowest probe_success (0 or 1).
+	SignalProbeSuccess = "probe_success"
+	// SignalProbeResolved: Value is the lowest probe_ip_protocol; 0 means the
+	// prober could not resolve the target's name.
+	SignalProbeResolved = "probe_resolved"
+	// SignalCertExpiry: Value is the certificate's notAfter in Unix seconds,
+	// judged against the reading's time.
+	SignalCertExpiry = "cert_expiry"
+	// SignalDNSLookup: Value is 1 when the name resolved, 0 when it did not
+	// (Labels["error"] says why).
+	SignalDNSLookup = "dns_lookup"
+	// SignalTCPConnect: Value is 1 when a TCP connection opened, 0 when not
+	// (Labels["error"] is "refused", "timeout", "unreachable" or the error).
+	SignalTCPConnect = "tcp_connect"
+	// SignalTLSHandshake: Value is 1 when the handshake and verification
+	// succeeded, 0 when not (Labels["error"] says why).
+	SignalTLSHandshake = "tls_handshake"
+	// SignalDBConnections: Value is the peak number of connections, Limit
+	// max_connections.
+	SignalDBConnections = "db_connections"
+	// SignalRoleConnections: Value is a role's (or database's) connections,
+	// Limit its CONNECTION LIMIT.
+	SignalRoleConnections = "role_connections"
+	// SignalLockWait: one session waiting on a lock; Value is seconds waited,
+	// Labels["blocked_by"] the blocking sessions.
+	SignalLockWait = "lock_wait"
+	// SignalLockWaits: Value is the number of sessions waiting on locks (from
+	// an exporter, or 0 when a database reports none).
+	SignalLockWaits = "lock_waits"
+	// SignalSlowStatement: a statement running now; Value is its seconds so far.
+	SignalSlowStatement = "slow_statement"
+	// SignalStatementMeanTime: a statement's mean execution time in seconds
+	// (pg_stat_statements).
+	SignalStatementMeanTime = "statement_mean_time"
+	// SignalCacheUp: Value is the lowest redis_up (0 or 1).
+	SignalCacheUp = "cache_up"
+	// SignalCacheEvictions: Value is the number of keys evicted in the window.
+	SignalCacheEvictions = "cache_evictions"
+	// SignalCacheHitRatio: Value is the lowest hit ratio (0..1), Baseline the
+	// ratio at the start of the window.
+	SignalCacheHitRatio = "cache_hit_ratio"
+	// SignalConsumerLag: Value is the consumer group's lag at the end of the
+	// window, Baseline at its start.
+	SignalConsumerLag = "consumer_lag"
+)
+
+// Units a Reading's value can be in; they decide how a line renders it.
+const (
+	UnitBytes   = "bytes"
+	UnitCores   = "cores"
+	UnitRatio   = "ratio"
+	UnitSeconds = "seconds"
+	UnitCount   = "count"
+	UnitUnix    = "unixtime"
+	UnitBool    = "bool"
+)
+
+// Reading is one structured fact a data source returned: a value (and the
+// limit it is measured against, when there is one) of one series at one time.
+// Line is its quotable rendering, a line of the excerpt's text, so a finding
+// built from the reading cites text the input really holds.
+type Reading struct {
+	Signal string  `json:"signal"`
+	Value  float64 `json:"value"`
+	// Limit is the ceiling Value is measured against; 0 means none is known.
+	Limit float64 `json:"limit,omitempty"`
+	// Baseline is the value at the start of the window, for signals judged by
+	// their trend.
+	Baseline *float64          `json:"baseline,omitempty"`
+	Unit     string            `json:"unit,omitempty"`
+	At       time.Time         `json:"at"`
+	Labels   map[string]string `json:"labels,omitempty"`
+	Line     string            `json:"line"`
+}
+
+// ReadingsText renders readings as the lines of an excerpt, in order.
+func ReadingsText(rs []Reading) string {
+	lines := make([]string, len(rs))
+	for i, r := range rs {
+		lines[i] = r.Line
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Render sets r.Line from the reading itself: what was measured, the value
+// against its limit or baseline, when, and the series it belongs to. The line
+// is what evidence quotes, so it says everything a reader needs to check it.
+func (r *Reading) Render(what string) {
+	var b strings.Builder
+	b.WriteString(what)
+	b.WriteString(": ")
+	b.WriteString(formatValue(r.Value, r.Unit, r.At))
+	if r.Limit > 0 {
+		fmt.Fprintf(&b, " of %s limit (%.0f%%)", formatValue(r.Limit, r.Unit, r.At), 100*r.Value/r.Limit)
+	}
+	if r.Baseline != nil {
+		fmt.Fprintf(&b, ", %s at the start of the window", formatValue(*r.Baseline, r.Unit, r.At))
+	}
+	if !r.At.IsZero() {
+		fmt.Fprintf(&b, " at %s", r.At.UTC().Format(time.RFC3339))
+	}
+	if s := labelString(r.Labels); s != "" {
+		b.WriteString(" {")
+		b.WriteString(s)
+		b.WriteString("}")
+	}
+	r.Line = b.String()
+}
+
+func labelString(ls map[string]string) string {
+	keys := sortedKeys(ls)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		v := ls[k]
+		if len(v) > 160 {
+			v = clip(v, 160)
+		}
+		parts = append(parts, fmt.Sprintf("%s=%q", k, v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func formatValue(v float64, unit string, at time.Time) string {
+	switch unit {
+	case UnitBytes:
+		return formatBytes(v)
+	case UnitRatio:
+		return fmt.Sprintf("%.1f%%", 100*v)
+	case UnitSeconds:
+		if v < 1 {
+			return fmt.Sprintf("%.0fms", v*1000)
+		}
+		return fmt.Sprintf("%.1fs", v)
+	case UnitCores:
+		return fmt.Sprintf("%.2f cores", v)
+	case UnitUnix:
+		t := time.Unix(int64(v), 0).UTC()
+		s := t.Format(time.RFC3339)
+		if !at.IsZero() {
+			d := t.Sub(at)
+			if d < 0 {
+				s += " (" + formatDuration(-d) + " before)"
+			} else {
+				s += " (in " + formatDuration(d) + ")"
+			}
+		}
+		return s
+	case UnitBool:
+		if v >= 1 {
+			return "ok"
+		}
+		return "failed"
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+func formatBytes(v float64) string {
+	const unit = 1024
+	if math.Abs(v) < unit {
+		return fmt.Sprintf("%.0f B", v)
+	}
+	exp, div := 0, float64(unit)
+	for n := math.Abs(v) / unit; n >= unit && exp < 4; n /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.2f %ciB", v/div, "KMGTP"[exp])
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%.0fd", d.Hours()/24)
+	case d >= time.Hour:
+		return fmt.Sprintf("%.1fh", d.Hours())
+	case d >= time.Minute:
+		return fmt.Sprintf("%.0fm", d.Minutes())
+	}
+	return fmt.Sprintf("%.0fs", d.Seconds())
+}
+
+// ramp maps x from [lo, hi] onto [sLo, sHi], clipped: the further past a
+// threshold a reading is, the more decisive it is.
+func ramp(x, lo, hi, sLo, sHi float64) float64 {
+	if hi == lo {
+		return sHi
+	}
+	f := math.Max(0, math.Min(1, (x-lo)/(hi-lo)))
+	return sLo + f*(sHi-sLo)
+}
+
+// judgement is what one reading says about one category.
+type judgement struct {
+	cat    string
+	stance string
+	str    float64
+	what   string
+}
+
+func supports(cat string, str float64, format string, a ...any) []judgement {
+	return []judgement{{cat: cat, stance: StanceSupports, str: str, what: fmt.Sprintf(format, a...)}}
+}
+
+func refutes(cat string, str float64, format string, a ...any) []judgement {
+	return []judgement{{cat: cat, stance: StanceRefutes, str: str, what: fmt.Sprintf(format, a...)}}
+}
+
+// describes is a finding that bears on no category: a symptom worth showing.
+func describes(str float64, format string, a ...any) []judgement {
+	return []judgement{{stance: StanceSupports, str: str, what: fmt.Sprintf(format, a...)}}
+}
+
+// judge applies the general thresholds of each signal. Thresholds are about
+// mechanisms (a resource at its limit, a certificate past its notAfter), not
+// about any particular system, and a clearly healthy reading argues against
+// its category so the synthesis can rule it out.
+func judge(r Reading) []judgement {
+	ratio := func() (float64, bool) {
+		if r.Limit <= 0 {
+			return 0, false
+		}
+		return r.Value / r.Limit, true
+	}
+	switch r.Signal {
+	case SignalMemoryUsage:
+		if x, ok := ratio(); ok {
+			switch {
+			case x >= 0.9:
+				return supports(CategoryMemoryExhaustion, ramp(x, 0.9, 1, 0.62, 0.9), "memory at %.0f%% of its limit", 100*x)
+			case x < 0.6:
+				return refutes(CategoryMemoryExhaustion, 0.35, "memory at %.0f%% of its limit", 100*x)
+			}
+		}
+	case SignalOOMKills:
+		if r.Value >= 1 {
+			return supports(CategoryMemoryExhaustion, ramp(r.Value, 1, 3, 0.85, 0.93), "%s OOM kill(s) in the window", formatValue(r.Value, UnitCount, r.At))
+		}
+		return refutes(CategoryMemoryExhaustion, 0.3, "no OOM kills in the window")
+	case SignalRestarts:
+		if r.Value >= 1 {
+			return describes(0.3, "%s container restart(s) in the window", formatValue(r.Value, UnitCount, r.At))
+		}
+	case SignalTerminated:
+		if strings.EqualFold(r.Labels["reason"], "OOMKilled") {
+			return supports(CategoryMemoryExhaustion, 0.9, "a container last terminated as OOMKilled")
+		}
+		if r.Labels["reason"] != "" {
+			return describes(0.3, "a container last terminated with reason %s", r.Labels["reason"])
+		}
+	case SignalCPUUsage:
+		if x, ok := ratio(); ok {
+			switch {
+			case x >= 0.9:
+				return supports(CategoryCPUSaturation, ramp(x, 0.9, 1, 0.55, 0.75), "CPU use at %.0f%% of its limit", 100*x)
+			case x < 0.5:
+				return refutes(CategoryCPUSaturation, 0.3, "CPU use at %.0f%% of its limit", 100*x)
+			}
+		}
+	case SignalCPUThrottling:
+		switch {
+		case r.Value >= 0.25:
+			return supports(CategoryCPUSaturation, ramp(r.Value, 0.25, 0.75, 0.65, 0.9), "CPU throttled in %.0f%% of CFS periods", 100*r.Value)
+		case r.Value < 0.05:
+			return refutes(CategoryCPUSaturation, 0.3, "CPU throttled in %.1f%% of CFS periods", 100*r.Value)
+		}
+	case SignalFilesystemFree, SignalInodesFree:
+		what := "free disk space"
+		if r.Signal == SignalInodesFree {
+			what = "free inodes"
+		}
+		if x, ok := ratio(); ok {
+			switch {
+			case x <= 0.05:
+				return supports(CategoryDiskFull, ramp(0.05-x, 0, 0.05, 0.7, 0.93), "%s down to %.1f%%", what, 100*x)
+			case x >= 0.3:
+				return refutes(CategoryDiskFull, 0.3, "%s at %.0f%%", what, 100*x)
+			}
+		}
+	case SignalHTTPErrorRatio:
+		if r.Value >= 0.01 {
+			return describes(0.4, "%.1f%% of requests answered 5xx", 100*r.Value)
+		}
+	case SignalHTTPLatency:
+		if r.Value >= 1 {
+			return describes(0.3, "p99 latency of %s", formatValue(r.Value, UnitSeconds, r.At))
+		}
+	case SignalProbeSuccess:
+		if r.Value < 1 {
+			return describes(0.4, "a blackbox probe failing")
+		}
+	case SignalProbeResolved:
+		if r.Value == 0 {
+			return supports(CategoryDNSFailure, 0.75, "a blackbox probe unable to resolve its target")
+		}
+		return refutes(CategoryDNSFailure, 0.3, "a blackbox probe resolving its target")
+	case SignalCertExpiry:
+		if r.At.IsZero() {
+			return nil
+		}
+		left := time.Unix(int64(r.Value), 0).Sub(r.At)
+		switch {
+		case left <= 0:
+			return supports(CategoryCertificateExpired, 0.95, "a TLS certificate expired %s before the check", formatDuration(-left))
+		case left > 7*24*time.Hour:
+			return refutes(CategoryCertificateExpired, 0.4, "a TLS certificate valid for another %s", formatDuration(left))
+		}
+	case SignalDNSLookup:
+		if r.Value >= 1 {
+			return refutes(CategoryDNSFailure, 0.35, "the name resolving")
+		}
+		return supports(CategoryDNSFailure, 0.88, "name resolution failing (%s)", r.Labels["error"])
+	case SignalTCPConnect:
+		if r.Value >= 1 {
+			return refutes(CategoryNetworkPartition, 0.3, "TCP connections opening")
+		}
+		switch r.Labels["error"] {
+		case "refused":
+			return supports(CategoryUpstreamDependency, 0.55, "connections refused: nothing listens at the endpoint")
+		case "timeout", "unreachable":
+			return supports(CategoryNetworkPartition, 0.6, "the endpoint unreachable (%s)", r.Labels["error"])
+		}
+	case SignalTLSHandshake:
+		if r.Value >= 1 {
+			return refutes(CategoryCertificateExpired, 0.35, "the TLS handshake and certificate verification succeeding")
+		}
+		if strings.Contains(strings.ToLower(r.Labels["error"]), "certificate") {
+			return supports(CategoryCertificateExpired, 0.55, "certificate verification failing")
+		}
+	case SignalDBConnections, SignalRoleConnections:
+		if x, ok := ratio(); ok {
+			switch {
+			case x >= 0.9:
+				return supports(CategoryDBConnectionExhaustion, ramp(x, 0.9, 1, 0.65, 0.92), "connections at %.0f%% of the limit", 100*x)
+			case x < 0.5 && r.Signal == SignalDBConnections:
+				return refutes(CategoryDBConnectionExhaustion, 0.35, "connections at %.0f%% of max_connections", 100*x)
+			}
+		}
+	case SignalLockWait:
+		if r.Value >= 1 {
+			return supports(CategoryDBLockContention, ramp(r.Value, 1, 60, 0.72, 0.92), "a session waiting %s on a lock held by another", formatValue(r.Value, UnitSeconds, r.At))
+		}
+	case SignalLockWaits:
+		if r.Value >= 1 {
+			return supports(CategoryDBLockContention, ramp(r.Value, 1, 10, 0.7, 0.88), "%s session(s) waiting on locks", formatValue(r.Value, UnitCount, r.At))
+		}
+		return refutes(CategoryDBLockContention, 0.35, "no session waiting on a lock")
+	case SignalSlowStatement:
+		if r.Value >= 5 {
+			return supports(CategoryDBSlowQueries, ramp(r.Value, 5, 60, 0.6, 0.85), "a statement running for %s", formatValue(r.Value, UnitSeconds, r.At))
+		}
+	case SignalStatementMeanTime:
+		if r.Value >= 1 {
+			return supports(CategoryDBSlowQueries, ramp(r.Value, 1, 10, 0.55, 0.8), "a statement taking %s on average", formatValue(r.Value, UnitSeconds, r.At))
+		}
+	case SignalCacheUp:
+		if r.Value < 1 {
+			return supports(CategoryCacheFailure, 0.85, "the cache down")
+		}
+		return refutes(CategoryCacheFailure, 0.25, "the cache up")
+	case SignalCacheEvictions:
+		if r.Value >= 1 {
+			return supports(CategoryCacheFailure, ramp(math.Log10(r.Value), 0, 4, 0.45, 0.7), "%s keys evicted in the window", formatValue(r.Value, UnitCount, r.At))
+		}
+	case SignalCacheHitRatio:
+		if r.Baseline != nil && *r.Baseline-r.Value >= 0.3 {
+			return supports(CategoryCacheFailure, ramp(*r.Baseline-r.Value, 0.3, 0.8, 0.72, 0.9), "the cache hit ratio falling from %.0f%% to %.0f%%", 100**r.Baseline, 100*r.Value)
+		}
+		if r.Value >= 0.8 {
+			return refutes(CategoryCacheFailure, 0.3, "the cache hit ratio at %.0f%%", 100*r.Value)
+		}
+	case SignalConsumerLag:
+		base := 0.0
+		if r.Baseline != nil {
+			base = *r.Baseline
+		}
+		growth := r.Value - base
+		switch {
+		case growth >= 100 && r.Value >= 2*math.Max(base, 1):
+			return supports(CategoryQueueBacklog, ramp(math.Log10(r.Value/math.Max(base, 1)), math.Log10(2), 2, 0.7, 0.9), "consumer lag growing from %s to %s", formatValue(base, UnitCount, r.At), formatValue(r.Value, UnitCount, r.At))
+		case growth <= 0 && r.Value < 1000:
+			return refutes(CategoryQueueBacklog, 0.3, "consumer lag steady at %s", formatValue(r.Value, UnitCount, r.At))
+		}
+	}
+	return nil
+}
+
+// readingsPerSignal bounds the findings one signal yields in one agent's
+// report: the most decisive readings carry the argument; more of the same
+// would crowd other signals out.
+const readingsPerSignal = 3
+
+// readingHits judges every reading of the gathered excerpts the role reads.
+func readingHits(gathered []Excerpt, role string) []hit {
+	type scored struct {
+		h   hit
+		sig string
+	}
+	var all []scored
+	for _, g := range gathered {
+		if len(g.Readings) == 0 {
+			continue
+		}
+		// A reading counts only when its line is in the excerpt's text (the
+		// text may have been cut to a size cap), so every citation holds.
+		lines := make(map[string]bool, len(g.Readings))
+		for _, l := range strings.Split(g.Text, "\n") {
+			lines[l] = true
+		}
+		for _, r := range g.Readings {
+			if strings.TrimSpace(r.Line) == "" || !lines[r.Line] {
+				continue
+			}
+			for _, j := range judge(r) {
+				all = append(all, scored{sig: r.Signal + "|" + j.cat + "|" + j.stance, h: hit{
+					cat: j.cat, stance: j.stance, str: j.str, what: j.what,
+					roles: []string{role}, citation: r.Line, stated: true,
+				}})
+			}
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].h.str > all[j].h.str })
+	per := map[string]int{}
+	out := make([]hit, 0, len(all))
+	for _, s := range all {
+		if per[s.sig] == readingsPerSignal {
+			continue
+		}
+		per[s.sig]++
+		out = append(out, s.h)
+	}
+	return out
+}
