@@ -383,8 +383,11 @@ func judge(r Reading) []judgement {
 		}
 		return refutes(CategoryDBLockContention, 0.35, "no session waiting on a lock")
 	case SignalSlowStatement:
-		if r.Value >= 5 {
-			return supports(CategoryDBSlowQueries, ramp(r.Value, 5, 60, 0.6, 0.85), "a statement running for %s", formatValue(r.Value, UnitSeconds, r.At))
+		switch {
+		case r.Value >= 10:
+			return supports(CategoryDBSlowQueries, ramp(r.Value, 10, 60, 0.8, 0.9), "a statement running for %s", formatValue(r.Value, UnitSeconds, r.At))
+		case r.Value >= 5:
+			return supports(CategoryDBSlowQueries, ramp(r.Value, 5, 10, 0.7, 0.8), "a statement running for %s", formatValue(r.Value, UnitSeconds, r.At))
 		}
 	case SignalStatementMeanTime:
 		if r.Value >= 1 {
@@ -456,11 +459,21 @@ func readingHits(gathered []Excerpt, role string) []hit {
 			}
 		}
 	}
+	// A healthy series does not rule out a problem another series shows (one
+	// pod at its memory limit, its neighbour idle; inodes gone on a volume
+	// with bytes to spare), so readings refute a category only when none
+	// supports it.
+	supported := map[string]bool{}
+	for _, s := range all {
+		if s.h.stance == StanceSupports && s.h.cat != "" {
+			supported[s.h.cat] = true
+		}
+	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].h.str > all[j].h.str })
 	per := map[string]int{}
 	out := make([]hit, 0, len(all))
 	for _, s := range all {
-		if per[s.sig] == readingsPerSignal {
+		if per[s.sig] == readingsPerSignal || (s.h.stance == StanceRefutes && supported[s.h.cat]) {
 			continue
 		}
 		per[s.sig]++

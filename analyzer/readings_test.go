@@ -164,3 +164,12 @@ func TestRenderFormatsUnits(t *testing.T) {
 		t.Errorf("cert line %q", c.Line)
 	}
 }
+
+func TestHealthySeriesDoNotRefuteAProblemElsewhere(t *testing.T) {
+	full := reading(SignalInodesFree, UnitCount, 37, 6_553_600, map[string]string{"mountpoint": "/var/lib/app"})
+	roomy := reading(SignalFilesystemFree, UnitBytes, 61, 100, map[string]string{"mountpoint": "/var/lib/app"})
+	rep := Investigate(RoleInfrastructure, Input{Title: "x", Gathered: []Excerpt{measured(full, roomy)}})
+	if !has(rep.Findings, CategoryDiskFull, StanceSupports) || has(rep.Findings, CategoryDiskFull, StanceRefutes) {
+		t.Fatalf("inodes exhausted with bytes to spare: %+v", rep.Findings)
+	}
+}
