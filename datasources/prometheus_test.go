@@ -63,7 +63,9 @@ func only(t *testing.T, res map[string]Result, entry string) analyzer.Reading {
 	return rs[0]
 }
 
-func near(got, want, tolerance float64) bool { return math.Abs(got-want) <= tolerance*math.Abs(want)+1e-9 }
+func near(got, want, tolerance float64) bool {
+	return math.Abs(got-want) <= tolerance*math.Abs(want)+1e-9
+}
 
 func TestPrometheusReadsAScenarioFromARealServer(t *testing.T) {
 	series := promlab.MemoryExhaustion(checkout)
