@@ -69,7 +69,9 @@ type Query struct {
 	// the target.
 	Key          string
 	DataSourceID string
-	Type         string
+	// Source is the data source's name, for people reading coverage.
+	Source string
+	Type   string
 	// Entry names the plan entry (PlanEntry.ID).
 	Entry string
 	// Text is the query exactly as it runs: PromQL, SQL or a probe.
@@ -90,7 +92,10 @@ const MaxQueryText = 16 << 10
 // matching series).
 type Result struct {
 	Readings []analyzer.Reading
-	Note     string
+	// Text is raw text a source returns instead of measurements (log lines,
+	// events): agents read it like pasted context. Empty for measured results.
+	Text string
+	Note string
 }
 
 // Client talks to one data source.
@@ -193,6 +198,7 @@ func (c *Connector) Run(ctx context.Context, cfg Config, q Query) (Result, error
 		return Result{}, err
 	}
 	res.Readings = capReadings(res.Readings, c.opts.ResultCap)
+	res.Text = clipRunes(res.Text, c.opts.ResultCap)
 	return res, nil
 }
 

@@ -176,3 +176,15 @@ func entry(typ, id string) (PlanEntry, bool) {
 	}
 	return PlanEntry{}, false
 }
+
+// AgentsOf lists the agents that read a source type's answers, sorted: the
+// agents worth dispatching for a tenant that connected such a source.
+func AgentsOf(typ string) []string {
+	var out []string
+	for _, e := range Plans {
+		if e.Type == typ {
+			out = unionRoles(out, e.Agents)
+		}
+	}
+	return out
+}

@@ -93,7 +93,7 @@ func preparePostgres(c *Connector, s *Spec) error {
 func planPostgres(s Source, sc Scope, roles []string) ([]Query, []string) {
 	var qs []Query
 	for _, e := range entriesFor(TypePostgres, roles) {
-		qs = append(qs, Query{Key: queryKey(s.ID, e.ID, ""), DataSourceID: s.ID, Type: s.Type, Entry: e.ID,
+		qs = append(qs, Query{Key: queryKey(s.ID, e.ID, ""), DataSourceID: s.ID, Source: s.Name, Type: s.Type, Entry: e.ID,
 			Text: e.Query, Roles: e.roles, Start: sc.Start, End: sc.End})
 	}
 	return qs, nil

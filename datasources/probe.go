@@ -203,7 +203,7 @@ func planProbe(s Source, sc Scope, roles []string) ([]Query, []string) {
 				}
 				text = probeTLS + " " + t.Address() + " (server name " + t.Host + ")"
 			}
-			qs = append(qs, Query{Key: queryKey(s.ID, e.ID, t.Address()), DataSourceID: s.ID, Type: s.Type, Entry: e.ID,
+			qs = append(qs, Query{Key: queryKey(s.ID, e.ID, t.Address()), DataSourceID: s.ID, Source: s.Name, Type: s.Type, Entry: e.ID,
 				Text: text, Roles: e.roles, Start: sc.Start, End: sc.End, Target: t.Address()})
 		}
 	}

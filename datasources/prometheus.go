@@ -58,7 +58,7 @@ func planPrometheus(s Source, sc Scope, roles []string) ([]Query, []string) {
 			notes = append(notes, fmt.Sprintf("prometheus query %s left out: the alert's labels make it longer than %d bytes", e.ID, MaxQueryText))
 			continue
 		}
-		qs = append(qs, Query{Key: queryKey(s.ID, e.ID, ""), DataSourceID: s.ID, Type: s.Type, Entry: e.ID,
+		qs = append(qs, Query{Key: queryKey(s.ID, e.ID, ""), DataSourceID: s.ID, Source: s.Name, Type: s.Type, Entry: e.ID,
 			Text: text, Roles: e.roles, Start: sc.Start, End: sc.End, Step: rangeStep(sc.Start, sc.End)})
 	}
 	return qs, notes

@@ -196,12 +196,12 @@ func (c *Connector) checkHTTPURL(ctx context.Context, raw string) error {
 func (c *Connector) checkHost(ctx context.Context, field, host string) error {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if !c.allowed(ip) {
-			return fieldErr(field, "address %s is outside CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS", ip)
+			return fieldErr(field, "points at %s, which is neither public nor inside CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS", ip)
 		}
 		return nil
 	}
 	if numericLooking(host) {
-		return fieldErr(field, "host %q is not a valid host name", host)
+		return fieldErr(field, "names %q, which is not a valid host name", host)
 	}
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -211,7 +211,7 @@ func (c *Connector) checkHost(ctx context.Context, field, host string) error {
 	}
 	for _, a := range addrs {
 		if !c.allowed(a) {
-			return fieldErr(field, "host %s resolves to %s, outside CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS", host, a)
+			return fieldErr(field, "names %s, which resolves to %s, neither public nor inside CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS", host, a)
 		}
 	}
 	return nil

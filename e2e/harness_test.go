@@ -76,6 +76,12 @@ func testConfig(t testing.TB) *config.Config {
 		QuotaEventsPerMonth:         10000,
 		QuotaInvestigationsPerMonth: 1000,
 		RateLimitPerMinute:          0,
+		DataSourceAllowedNetworks:   "127.0.0.0/8,::1/128",
+		DataSourceQueryTimeout:      10 * time.Second,
+		DataSourceResultCap:         4096,
+		DataSourcePassBudget:        30 * time.Second,
+		DataSourceMaxQueries:        60,
+		DataSourceLookback:          30 * time.Minute,
 	}
 }
 
