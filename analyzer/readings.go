@@ -88,6 +88,8 @@ const (
 	UnitCount   = "count"
 	UnitUnix    = "unixtime"
 	UnitBool    = "bool"
+	// UnitFlag is a condition that holds (1) or not (0).
+	UnitFlag = "flag"
 )
 
 // Reading is one structured fact a data source returned: a value (and the
@@ -185,6 +187,11 @@ func formatValue(v float64, unit string, at time.Time) string {
 			return "ok"
 		}
 		return "failed"
+	case UnitFlag:
+		if v >= 1 {
+			return "yes"
+		}
+		return "no"
 	}
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return fmt.Sprintf("%.0f", v)

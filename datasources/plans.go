@@ -20,7 +20,8 @@ type PlanEntry struct {
 	Type   string
 	Agents []string
 	Signal string
-	// What names the measurement in a reading's line.
+	// What names the measurement in a reading's line; {label} stands for
+	// the series' value of that label.
 	What string
 	Unit string
 	// Query is PromQL (with the placeholders above), SQL, or a probe kind.
@@ -69,7 +70,7 @@ var Plans = []PlanEntry{
 		What: "OOM kills in the window", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "cAdvisor",
 		Query: `sum by (namespace, pod, container) (<<increase(container_oom_events_total{container!="", $S}[$W])>>)`},
 	{ID: "last_terminated", Type: TypePrometheus, Agents: infraOnly, Signal: analyzer.SignalTerminated,
-		What: "last termination", Unit: analyzer.UnitCount, Reduce: ReduceMax, Source: "kube-state-metrics",
+		What: "container last terminated as {reason}", Unit: analyzer.UnitFlag, Reduce: ReduceMax, Source: "kube-state-metrics",
 		Query: `max by (namespace, pod, container, reason) (<<kube_pod_container_status_last_terminated_reason{$S}>>) > 0`},
 	{ID: "restarts", Type: TypePrometheus, Agents: infraOnly, Signal: analyzer.SignalRestarts,
 		What: "container restarts in the window", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "kube-state-metrics",

@@ -272,7 +272,7 @@ func reduceSeries(e PlanEntry, series []promSeries, maxSeries int) []analyzer.Re
 			b := g.value[0].v
 			r.Baseline = &b
 		}
-		r.Render(e.What)
+		r.Render(fillLabels(e.What, g.labels))
 		out = append(out, r)
 	}
 	ascending := e.Reduce == ReduceMin || e.Unit == analyzer.UnitUnix
@@ -332,4 +332,13 @@ func firstNonEmpty(vals ...string) string {
 		}
 	}
 	return ""
+}
+
+// fillLabels replaces each {label} of a plan entry's What with the series'
+// value of that label.
+func fillLabels(what string, labels map[string]string) string {
+	for k, v := range labels {
+		what = strings.ReplaceAll(what, "{"+k+"}", v)
+	}
+	return what
 }

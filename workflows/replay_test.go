@@ -19,6 +19,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 	r.RegisterWorkflowWithOptions(RemediationWorkflow, workflow.RegisterOptions{Name: RemediationWorkflowName})
 	for _, name := range []string{
 		"incident.json", "investigation.json", "remediation.json",
+		// A pass that queried data sources before its agents ran
+		// (versionGather); investigation.json predates it and still replays.
+		"investigation-gather.json",
 		// Recorded before approvals expired (versionApprovalExpiry): still replays.
 		"remediation-before-approval-expiry.json",
 	} {
