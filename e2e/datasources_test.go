@@ -532,3 +532,73 @@ func historyText(t *testing.T, e *env, workflowID string) string {
 	walk(doc)
 	return b.String()
 }
+
+// quotingLLM speaks chat-completions like a model that read its prompt: it
+// records each agent's prompt and cites the first gathered line that starts
+// with prefix, so the test sees what reached the model and how its citation
+// is attributed.
+type quotingLLM struct {
+	prefix  string
+	prompts atomic.Value // []string
+}
+
+func (q *quotingLLM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Messages []struct{ Role, Content string } `json:"messages"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	user := ""
+	if len(req.Messages) > 1 {
+		user = req.Messages[len(req.Messages)-1].Content
+	}
+	prev, _ := q.prompts.Load().([]string)
+	q.prompts.Store(append(append([]string(nil), prev...), user))
+	findings := []map[string]any{}
+	for _, line := range strings.Split(user, "\n") {
+		if strings.HasPrefix(line, q.prefix) {
+			findings = append(findings, map[string]any{"category": "memory_exhaustion", "stance": "supports", "strength": 0.9,
+				"summary": "The container's working set reached its memory limit.", "citation": line})
+			break
+		}
+	}
+	content, _ := json.Marshal(map[string]any{"findings": findings})
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-q", "object": "chat.completion", "created": 1, "model": "fake-model",
+		"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": string(content)}, "finish_reason": "stop"}},
+		"usage":   map[string]int{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+	})
+}
+
+// TestLLMAgentsReadTheGatheredFacts: with an LLM configured, each agent's
+// prompt carries the same gathered readings the offline analyzer judges, and
+// a citation of one is evidence naming the query that showed it.
+func TestLLMAgentsReadTheGatheredFacts(t *testing.T) {
+	prom := testenv.Prometheus(t, promlab.MemoryExhaustion(scenarioTarget))
+	llm := &quotingLLM{prefix: "memory working set: "}
+	e := newLLMEnv(t, llm)
+	token, tenantID, key := e.tenantWithKey(t, "llm")
+	e.addSource(t, token, map[string]any{"name": "prod metrics", "type": "prometheus", "url": prom.URL})
+	id := e.alertmanagerAlert(t, tenantID, key, blandLabels("checkout"), "checkout is degraded", time.Now().Add(-10*time.Minute))
+	res := e.awaitSourced(t, token, id)
+	if res.Status != "completed" || res.Category != analyzer.CategoryMemoryExhaustion {
+		t.Fatalf("LLM path: %s %s: %s %+v", res.Status, res.Category, res.RootCause, res.Coverage)
+	}
+	prompts, _ := llm.prompts.Load().([]string)
+	sawReading := false
+	for _, p := range prompts {
+		sawReading = sawReading || (strings.Contains(p, "GATHERED BY CAUSEWAY") && strings.Contains(p, "memory working set: ") && strings.Contains(p, "checkout-7d9f8c6b5-x2k4q"))
+		if len(p) > 60000 {
+			t.Fatalf("a prompt of %d characters exceeds the bound", len(p))
+		}
+	}
+	if !sawReading {
+		t.Fatalf("no agent prompt carried the gathered memory reading")
+	}
+	for _, ev := range res.Evidence {
+		if ev.Source != nil && ev.Source.Type == "prometheus" && strings.Contains(ev.Source.Query, "container_memory_working_set_bytes") {
+			return
+		}
+	}
+	t.Fatalf("the model's citation of a reading is not evidence naming its query: %+v", res.Evidence)
+}

@@ -256,8 +256,9 @@ func finding(role string) string {
 		`"summary":"The pool is exhausted (` + role + `).","citation":"too many connections"}]}`
 }
 
-func newLLMEnv(t *testing.T, f *fakeLLM) *env {
-	srv := httptest.NewServer(f)
+// newLLMEnv is an environment whose agents call the chat-completions server llm.
+func newLLMEnv(t *testing.T, llm http.Handler) *env {
+	srv := httptest.NewServer(llm)
 	t.Cleanup(srv.Close)
 	cfg := testConfig(t)
 	cfg.LLMBaseURL, cfg.LLMModel, cfg.LLMAPIKey = srv.URL+"/v1", "fake-model", "sk-test"
