@@ -107,8 +107,22 @@ func ScopeOf(a Alert, now time.Time, lookback time.Duration) Scope {
 			add(m[0], m[1])
 		}
 	}
-	for _, k := range sortedKeys(a.Tags) {
-		v := a.Tags[k]
+	tags := a.Tags
+	if scope, ok := a.Metadata["scope"].(string); ok && a.Provider == "datadog" {
+		// A multi-alert monitor's group ("kube_namespace:shop,pod_name:x")
+		// says where this alert fired, like tags do.
+		tags = map[string]string{}
+		for k, v := range a.Tags {
+			tags[k] = v
+		}
+		for _, part := range strings.Split(scope, ",") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(part), ":"); ok {
+				tags[k] = v
+			}
+		}
+	}
+	for _, k := range sortedKeys(tags) {
+		v := tags[k]
 		if mapped, ok := datadogTags[k]; ok {
 			add(mapped, v)
 		}

@@ -45,11 +45,12 @@ func TestScopeFromAlerts(t *testing.T) {
 		{
 			name: "datadog tags become Prometheus labels; its date is epoch milliseconds",
 			alert: Alert{Provider: "datadog", Service: "api",
-				Tags:     map[string]string{"kube_namespace": "prod", "pod_name": "api-5", "monitor": ""},
-				Metadata: map[string]any{"date": "1777636500000"}},
+				Tags:     map[string]string{"kube_namespace": "prod", "monitor": ""},
+				Metadata: map[string]any{"date": "1777636500000", "scope": "pod_name:api-5,kube_cluster_name:eu"}},
 			service: "api",
-			labels:  map[string]string{"namespace": "prod", "kube_namespace": "prod", "pod": "api-5", "pod_name": "api-5"},
-			onset:   time.UnixMilli(1777636500000).UTC(),
+			labels: map[string]string{"namespace": "prod", "kube_namespace": "prod", "pod": "api-5", "pod_name": "api-5",
+				"cluster": "eu", "kube_cluster_name": "eu"},
+			onset: time.UnixMilli(1777636500000).UTC(),
 		},
 		{
 			name: "cloudwatch dimensions and StateChangeTime",
