@@ -14,11 +14,15 @@ BENCHTIME ?= 3000x
 BENCHPASSES ?= 50x
 FUZZ_TARGETS := FuzzCustom FuzzDatadog FuzzAlertmanager FuzzGrafana FuzzPagerduty FuzzSNS FuzzSentry FuzzNewrelic FuzzOpsgenie FuzzAzure FuzzGCP
 
-.PHONY: run test unit fuzz build lint fmt bench eval migrate clean
+.PHONY: run demo test unit fuzz build lint fmt bench eval migrate clean
 
 ## run: the whole product on this machine — API, worker, embedded Temporal + UI, SQLite in ./data
 run:
 	$(GO) run ./cmd/causeway run
+
+## demo: make run plus a real Prometheus holding a bundled scenario; an alert is investigated from its live data
+demo:
+	$(GO) run ./cmd/causeway demo
 
 ## test: every test (PostgreSQL when CAUSEWAY_TEST_DATABASE_URL is set, else SQLite), then a short fuzz of every normalizer
 test: unit fuzz

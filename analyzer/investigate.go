@@ -83,6 +83,9 @@ func Investigate(role string, in Input) AgentReport {
 }
 
 func summarize(h hit) string {
+	if h.cat == "" {
+		return fmt.Sprintf("Observed %s.", h.what)
+	}
 	if h.stance == StanceRefutes {
 		return fmt.Sprintf("The input rules out %s, which argues against %s.", h.what, h.cat)
 	}

@@ -192,6 +192,12 @@ func formatValue(v float64, unit string, at time.Time) string {
 			return "yes"
 		}
 		return "no"
+	case UnitCount:
+		// Counts over a window are estimates (increase() extrapolates); a
+		// reader expects whole events.
+		if math.Abs(v) >= 1 {
+			return fmt.Sprintf("%.0f", math.Round(v))
+		}
 	}
 	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
 		return fmt.Sprintf("%.0f", v)
