@@ -3,7 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -240,32 +240,37 @@ func ramp(x, lo, hi, sLo, sHi float64) float64 {
 	return sLo + f*(sHi-sLo)
 }
 
-// judgement is what one reading says about one category.
+// judgement is what one reading says about one category. Its words are
+// formatted only for the judgements that become findings: an answer may hold
+// thousands of readings.
 type judgement struct {
 	cat    string
 	stance string
 	str    float64
-	what   string
+	format string
+	args   []any
 }
 
-func supports(cat string, str float64, format string, a ...any) []judgement {
-	return []judgement{{cat: cat, stance: StanceSupports, str: str, what: fmt.Sprintf(format, a...)}}
+func (j judgement) what() string { return fmt.Sprintf(j.format, j.args...) }
+
+func supports(cat string, str float64, format string, a ...any) (judgement, bool) {
+	return judgement{cat: cat, stance: StanceSupports, str: str, format: format, args: a}, true
 }
 
-func refutes(cat string, str float64, format string, a ...any) []judgement {
-	return []judgement{{cat: cat, stance: StanceRefutes, str: str, what: fmt.Sprintf(format, a...)}}
+func refutes(cat string, str float64, format string, a ...any) (judgement, bool) {
+	return judgement{cat: cat, stance: StanceRefutes, str: str, format: format, args: a}, true
 }
 
 // describes is a finding that bears on no category: a symptom worth showing.
-func describes(str float64, format string, a ...any) []judgement {
-	return []judgement{{stance: StanceSupports, str: str, what: fmt.Sprintf(format, a...)}}
+func describes(str float64, format string, a ...any) (judgement, bool) {
+	return judgement{stance: StanceSupports, str: str, format: format, args: a}, true
 }
 
 // judge applies the general thresholds of each signal. Thresholds are about
 // mechanisms (a resource at its limit, a certificate past its notAfter), not
 // about any particular system, and a clearly healthy reading argues against
 // its category so the synthesis can rule it out.
-func judge(r Reading) []judgement {
+func judge(r *Reading) (judgement, bool) {
 	ratio := func() (float64, bool) {
 		if r.Limit <= 0 {
 			return 0, false
@@ -346,7 +351,7 @@ func judge(r Reading) []judgement {
 		return refutes(CategoryDNSFailure, 0.3, "a blackbox probe resolving its target")
 	case SignalCertExpiry:
 		if r.At.IsZero() {
-			return nil
+			return judgement{}, false
 		}
 		left := time.Unix(int64(r.Value), 0).Sub(r.At)
 		switch {
@@ -435,7 +440,7 @@ func judge(r Reading) []judgement {
 			return refutes(CategoryQueueBacklog, 0.3, "consumer lag steady at %s", formatValue(r.Value, UnitCount, r.At))
 		}
 	}
-	return nil
+	return judgement{}, false
 }
 
 // readingsPerSignal bounds the findings one signal yields in one agent's
@@ -445,52 +450,186 @@ const readingsPerSignal = 3
 
 // readingHits judges every reading of the gathered excerpts the role reads.
 func readingHits(gathered []Excerpt, role string) []hit {
-	type scored struct {
-		h   hit
-		sig string
+	type kept struct {
+		j judgement
+		r *Reading
 	}
-	var all []scored
-	for _, g := range gathered {
+	// The most decisive readings of each signal and stance, in the order
+	// they were first seen: enough to carry the argument without crowding
+	// other signals out of the report.
+	type key struct{ signal, cat, stance string }
+	best := map[key][]kept{}
+	var order []key
+	supported := map[string]bool{}
+	for gi := range gathered {
+		g := &gathered[gi]
 		if len(g.Readings) == 0 {
 			continue
 		}
-		// A reading counts only when its line is in the excerpt's text (the
-		// text may have been cut to a size cap), so every citation holds.
-		lines := make(map[string]bool, len(g.Readings))
-		for _, l := range strings.Split(g.Text, "\n") {
-			lines[l] = true
-		}
-		for _, r := range g.Readings {
-			if strings.TrimSpace(r.Line) == "" || !lines[r.Line] {
+		inText := linesOf(g.Text, g.Readings)
+		for ri := range g.Readings {
+			r := &g.Readings[ri]
+			if !inText(ri) {
 				continue
 			}
-			for _, j := range judge(r) {
-				all = append(all, scored{sig: r.Signal + "|" + j.cat + "|" + j.stance, h: hit{
-					cat: j.cat, stance: j.stance, str: j.str, what: j.what,
-					roles: []string{role}, citation: r.Line, stated: true,
-				}})
+			j, ok := judge(r)
+			if !ok {
+				continue
+			}
+			if j.stance == StanceSupports && j.cat != "" {
+				supported[j.cat] = true
+			}
+			k := key{r.Signal, j.cat, j.stance}
+			list, seen := best[k]
+			if !seen {
+				order = append(order, k)
+			}
+			// Insert by strength, keeping the first seen ahead on a tie.
+			at := len(list)
+			for at > 0 && list[at-1].j.str < j.str {
+				at--
+			}
+			if at < readingsPerSignal {
+				list = append(list, kept{})
+				copy(list[at+1:], list[at:])
+				list[at] = kept{j, r}
+				if len(list) > readingsPerSignal {
+					list = list[:readingsPerSignal]
+				}
+				best[k] = list
+			} else if !seen {
+				best[k] = list
 			}
 		}
 	}
-	// A healthy series does not rule out a problem another series shows (one
-	// pod at its memory limit, its neighbour idle; inodes gone on a volume
-	// with bytes to spare), so readings refute a category only when none
-	// supports it.
-	supported := map[string]bool{}
-	for _, s := range all {
-		if s.h.stance == StanceSupports && s.h.cat != "" {
-			supported[s.h.cat] = true
+	var out []hit
+	for _, key := range order {
+		for _, k := range best[key] {
+			// A healthy series does not rule out a problem another series
+			// shows (one pod at its memory limit, its neighbour idle; inodes
+			// gone on a volume with bytes to spare), so readings refute a
+			// category only when none supports it.
+			if k.j.stance == StanceRefutes && supported[k.j.cat] {
+				continue
+			}
+			out = append(out, hit{cat: k.j.cat, stance: k.j.stance, str: k.j.str, what: k.j.what(),
+				roles: []string{role}, citation: k.r.Line, stated: true})
 		}
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].h.str > all[j].h.str })
-	per := map[string]int{}
-	out := make([]hit, 0, len(all))
-	for _, s := range all {
-		if per[s.sig] == readingsPerSignal || (s.h.stance == StanceRefutes && supported[s.h.cat]) {
-			continue
-		}
-		per[s.sig]++
-		out = append(out, s.h)
 	}
 	return out
+}
+
+// linesOf tells which readings' lines are lines of text (the text may have
+// been cut to a size cap, or differ from the rendering), so every citation
+// holds. Text is normally the readings' lines in order, which is checked in
+// one pass; anything else falls back to a set of the text's lines.
+func linesOf(text string, rs []Reading) func(i int) bool {
+	ok := make([]bool, len(rs))
+	off, inOrder := 0, true
+	for i, r := range rs {
+		l := r.Line
+		if l == "" || !strings.HasPrefix(text[off:], l) || (off+len(l) < len(text) && text[off+len(l)] != '\n') {
+			inOrder = false
+			break
+		}
+		ok[i] = true
+		off += len(l) + 1
+		if off >= len(text) {
+			break
+		}
+	}
+	if !inOrder {
+		set := map[string]bool{}
+		for _, l := range strings.Split(text, "\n") {
+			set[l] = true
+		}
+		for i, r := range rs {
+			ok[i] = r.Line != "" && set[r.Line]
+		}
+	}
+	return func(i int) bool { return ok[i] }
+}
+
+// rawLinesPerAgent bounds how many lines of raw gathered text (log lines a
+// source returned, not measurements) one agent's text rules read: the rules
+// cost about a millisecond a line, and a pass must stay fast whatever a
+// source returns. The lines that report a problem are chosen, earliest
+// first; the LLM path reads the excerpt whole, within its prompt bound.
+const rawLinesPerAgent = 12
+
+// problemWords pick, case-insensitively, the raw lines worth reading.
+var problemWords = []string{"error", "fail", "fatal", "panic", "exception", "refused", "timeout", "timed out",
+	"denied", "oom", "killed", "unavailable", "too many", "deadlock", "no space", "expired", "x509",
+	"no such host", "nxdomain", "unreachable", "reset", "throttl", "evict", "lag", "full", "lock"}
+
+// rawScanBytes bounds how much raw gathered text one agent searches for
+// those lines: the default result cap keeps a whole pass's answers well
+// under it.
+const rawScanBytes = 256 << 10
+
+// rawBudget is what is left of an agent's raw lines and of the text it may
+// search for them.
+type rawBudget struct{ left, scan int }
+
+func newRawBudget() rawBudget { return rawBudget{left: rawLinesPerAgent, scan: rawScanBytes} }
+
+// take returns the lines of text the text rules read, within the budget:
+// the first lines that name a problem, in their order. Each word is found
+// with one vectorized search of a lowercased copy, so a megabyte costs a few
+// milliseconds.
+func (b *rawBudget) take(text string) string {
+	if b.left <= 0 || b.scan <= 0 || text == "" {
+		return ""
+	}
+	if len(text) > b.scan {
+		cut := strings.LastIndexByte(text[:b.scan], '\n')
+		if cut < 0 {
+			return ""
+		}
+		text = text[:cut]
+	}
+	b.scan -= len(text)
+	lower := asciiLower(text)
+	var starts []int
+	for _, w := range problemWords {
+		for off, found := 0, 0; found < b.left; found++ {
+			i := strings.Index(lower[off:], w)
+			if i < 0 {
+				break
+			}
+			at := off + i
+			starts = append(starts, strings.LastIndexByte(lower[:at], '\n')+1)
+			next := strings.IndexByte(lower[at:], '\n')
+			if next < 0 {
+				break
+			}
+			off = at + next + 1
+		}
+	}
+	slices.Sort(starts)
+	starts = slices.Compact(starts)
+	if len(starts) > b.left {
+		starts = starts[:b.left]
+	}
+	b.left -= len(starts)
+	lines := make([]string, len(starts))
+	for i, st := range starts {
+		e := strings.IndexByte(text[st:], '\n')
+		if e < 0 {
+			e = len(text) - st
+		}
+		lines[i] = text[st : st+e]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// asciiLower lowercases ASCII letters only, so byte offsets stay those of s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -79,10 +80,8 @@ func TestReadingThresholds(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := ""
-			for _, j := range judge(c.r) {
-				if j.cat == c.cat {
-					got = j.stance
-				}
+			if j, ok := judge(&c.r); ok && j.cat == c.cat {
+				got = j.stance
 			}
 			if got != c.stance {
 				t.Fatalf("%s: stance on %s = %q, want %q (line %q)", c.name, c.cat, got, c.stance, c.r.Line)
@@ -92,8 +91,10 @@ func TestReadingThresholds(t *testing.T) {
 }
 
 func TestStrengthGrowsWithTheMargin(t *testing.T) {
-	near := judge(reading(SignalMemoryUsage, UnitBytes, 91, 100, nil))[0].str
-	far := judge(reading(SignalMemoryUsage, UnitBytes, 100, 100, nil))[0].str
+	r91, r100 := reading(SignalMemoryUsage, UnitBytes, 91, 100, nil), reading(SignalMemoryUsage, UnitBytes, 100, 100, nil)
+	j91, _ := judge(&r91)
+	j100, _ := judge(&r100)
+	near, far := j91.str, j100.str
 	if !(far > near) {
 		t.Fatalf("strength at 100%% (%v) should exceed strength at 91%% (%v)", far, near)
 	}
@@ -171,5 +172,25 @@ func TestHealthySeriesDoNotRefuteAProblemElsewhere(t *testing.T) {
 	rep := Investigate(RoleInfrastructure, Input{Title: "x", Gathered: []Excerpt{measured(full, roomy)}})
 	if !has(rep.Findings, CategoryDiskFull, StanceSupports) || has(rep.Findings, CategoryDiskFull, StanceRefutes) {
 		t.Fatalf("inodes exhausted with bytes to spare: %+v", rep.Findings)
+	}
+}
+
+func TestRawGatheredTextIsReadWithinABudget(t *testing.T) {
+	var b strings.Builder
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&b, "12:00:%02d INFO request served in %dms\n", i%60, i)
+	}
+	b.WriteString("12:03:20 FATAL: sorry, too many clients already\n")
+	for i := 0; i < 200; i++ {
+		fmt.Fprintf(&b, "12:04:%02d ERROR upstream request %d failed\n", i%60, i)
+	}
+	in := Input{Title: "orders degraded", Gathered: []Excerpt{{Source: Source{Kind: SourceDataSource, Type: "loki", Query: "{app=\"orders\"}"}, Text: b.String()}}}
+	raw := newRawBudget()
+	read := raw.take(in.Gathered[0].Text)
+	if strings.Count(read, "\n")+1 != rawLinesPerAgent || !strings.HasPrefix(read, "12:03:20 FATAL") || strings.Contains(read, "INFO") {
+		t.Fatalf("read %q: want the first %d problem lines", read, rawLinesPerAgent)
+	}
+	if !has(Investigate(RoleDatabase, in).Findings, CategoryDBConnectionExhaustion, StanceSupports) {
+		t.Fatal("the problem line among the raw text was not read")
 	}
 }
