@@ -117,9 +117,6 @@ type QueryOutput struct {
 func (a *Activities) RunDataSourceQuery(ctx context.Context, in QueryInput) (QueryOutput, error) {
 	q := in.Query
 	id := models.GatheredFactID(in.InvestigationID, q.Key)
-	if prev, err := a.Store.GatheredFacts(ctx, in.TenantID, in.InvestigationID, []string{q.Key}); err == nil && len(prev) == 1 {
-		return queryOutput(prev[0].Text, len(prev[0].Readings), prev[0].Note, a.resultCap()), nil
-	}
 	row, err := a.Store.GetDataSource(ctx, in.TenantID, q.DataSourceID)
 	if errors.Is(err, models.ErrNotFound) {
 		return QueryOutput{}, temporal.NewNonRetryableApplicationError("the data source was deleted", ErrTypeDataSourceMissing, nil)
@@ -156,10 +153,13 @@ func (a *Activities) RunDataSourceQuery(ctx context.Context, in QueryInput) (Que
 	fact := &models.GatheredFact{ID: id, TenantID: in.TenantID, InvestigationID: in.InvestigationID, DataSourceID: q.DataSourceID,
 		Type: q.Type, Query: q.Text, Roles: q.Roles, Text: cfg.Auth.Scrub(text), Readings: res.Readings, Note: res.Note,
 		Measured: measured, CreatedAt: time.Now().UTC()}
-	if err := a.Store.SaveGatheredFact(ctx, fact); err != nil {
+	// A retry after a stored answer keeps the first one, which agents may
+	// already have read, and reports it.
+	stored, err := a.Store.SaveGatheredFact(ctx, fact)
+	if err != nil {
 		return QueryOutput{}, err
 	}
-	return queryOutput(fact.Text, len(res.Readings), res.Note, a.resultCap()), nil
+	return queryOutput(stored.Text, len(stored.Readings), stored.Note, a.resultCap()), nil
 }
 
 func (a *Activities) resultCap() int {

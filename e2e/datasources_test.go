@@ -63,15 +63,18 @@ type sourcedResult struct {
 }
 
 // tenantWithKey signs a tenant up and gives it a webhook API key.
-func (e *env) tenantWithKey(t *testing.T, name string) (token, tenantID, key string) {
+func (e *env) tenantWithKey(t testing.TB, name string) (token, tenantID, key string) {
 	t.Helper()
 	token, tenantID = e.signup(t, name)
-	key, _ = e.hookKey(t, token)
-	return token, tenantID, key
+	var k struct{ Key string }
+	if st := e.call(t, "POST", "/v1/api-keys", token, map[string]string{"name": "alerts"}, &k); st != http.StatusCreated {
+		t.Fatalf("create api key: %d", st)
+	}
+	return token, tenantID, k.Key
 }
 
 // addSource connects a data source and returns its id.
-func (e *env) addSource(t *testing.T, token string, body map[string]any) string {
+func (e *env) addSource(t testing.TB, token string, body map[string]any) string {
 	t.Helper()
 	var out struct {
 		DataSourceID string `json:"dataSourceId"`
@@ -86,7 +89,7 @@ func (e *env) addSource(t *testing.T, token string, body map[string]any) string 
 
 // alertmanagerAlert posts what Alertmanager sends for one firing alert whose
 // only text is a bland summary, and returns the incident's id.
-func (e *env) alertmanagerAlert(t *testing.T, tenantID, key string, labels map[string]string, summary string, startsAt time.Time) string {
+func (e *env) alertmanagerAlert(t testing.TB, tenantID, key string, labels map[string]string, summary string, startsAt time.Time) string {
 	t.Helper()
 	expr := url.QueryEscape(`sum(rate(http_requests_total{service="` + labels["service"] + `",code=~"5.."}[5m])) > 1`)
 	body, _ := json.Marshal(map[string]any{

@@ -90,9 +90,17 @@ type GatheredFact struct {
 // GatheredFactID is the id of a query's answer within a pass.
 func GatheredFactID(investigationID, key string) string { return investigationID + "/" + key }
 
-// SaveGatheredFact stores a query's answer once; a retry keeps the first.
-func (s *Store) SaveGatheredFact(ctx context.Context, f *GatheredFact) error {
-	return s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(f).Error
+// SaveGatheredFact stores a query's answer once and returns the stored one:
+// a retry keeps the first answer.
+func (s *Store) SaveGatheredFact(ctx context.Context, f *GatheredFact) (*GatheredFact, error) {
+	res := s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(f)
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	if res.RowsAffected == 1 {
+		return f, nil
+	}
+	return firstRow[GatheredFact](s.db.WithContext(ctx).Where("id = ?", f.ID))
 }
 
 // GatheredFacts returns the answers of the pass's queries named by keys, in
