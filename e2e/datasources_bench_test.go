@@ -61,4 +61,3 @@ func BenchmarkGatheringOverhead(b *testing.B) {
 	b.ReportMetric(float64(ps.Milliseconds()), "sourced-p50-ms")
 	b.ReportMetric(float64((ps - pb).Milliseconds()), "gathering-p50-ms")
 }
-
