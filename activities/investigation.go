@@ -9,11 +9,11 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/internal/clip"
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
@@ -320,16 +320,7 @@ func classifyLLM(err error) error {
 func shorten(s string) string { return shortenTo(s, 300) }
 
 // shortenTo cuts s to about limit bytes on a rune boundary, marking the cut.
-func shortenTo(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func shortenTo(s string, limit int) string { return clip.To(s, limit) }
 
 // SynthesisInput names the pass and the agents whose reports finished in time;
 // only those are read, so a late report never sneaks into the answer.

@@ -277,16 +277,22 @@ func judge(r *Reading) (judgement, bool) {
 		}
 		return r.Value / r.Limit, true
 	}
+	// against judges a use against its limit: from hi up it supports cat,
+	// stronger towards the limit (sLo to sHi); below lo it refutes at refStr.
+	against := func(cat string, hi, lo, sLo, sHi, refStr float64, what string) (judgement, bool) {
+		x, ok := ratio()
+		switch {
+		case !ok:
+		case x >= hi:
+			return supports(cat, ramp(x, hi, 1, sLo, sHi), what, 100*x)
+		case x < lo:
+			return refutes(cat, refStr, what, 100*x)
+		}
+		return judgement{}, false
+	}
 	switch r.Signal {
 	case SignalMemoryUsage:
-		if x, ok := ratio(); ok {
-			switch {
-			case x >= 0.9:
-				return supports(CategoryMemoryExhaustion, ramp(x, 0.9, 1, 0.62, 0.9), "memory at %.0f%% of its limit", 100*x)
-			case x < 0.6:
-				return refutes(CategoryMemoryExhaustion, 0.35, "memory at %.0f%% of its limit", 100*x)
-			}
-		}
+		return against(CategoryMemoryExhaustion, 0.9, 0.6, 0.62, 0.9, 0.35, "memory at %.0f%% of its limit")
 	case SignalOOMKills:
 		if r.Value >= 1 {
 			return supports(CategoryMemoryExhaustion, ramp(r.Value, 1, 3, 0.85, 0.93), "%s OOM kill(s) in the window", formatValue(r.Value, UnitCount, r.At))
@@ -304,14 +310,7 @@ func judge(r *Reading) (judgement, bool) {
 			return describes(0.3, "a container last terminated with reason %s", r.Labels["reason"])
 		}
 	case SignalCPUUsage:
-		if x, ok := ratio(); ok {
-			switch {
-			case x >= 0.9:
-				return supports(CategoryCPUSaturation, ramp(x, 0.9, 1, 0.55, 0.75), "CPU use at %.0f%% of its limit", 100*x)
-			case x < 0.5:
-				return refutes(CategoryCPUSaturation, 0.3, "CPU use at %.0f%% of its limit", 100*x)
-			}
-		}
+		return against(CategoryCPUSaturation, 0.9, 0.5, 0.55, 0.75, 0.3, "CPU use at %.0f%% of its limit")
 	case SignalCPUThrottling:
 		switch {
 		case r.Value >= 0.25:
@@ -382,15 +381,11 @@ func judge(r *Reading) (judgement, bool) {
 		if strings.Contains(strings.ToLower(r.Labels["error"]), "certificate") {
 			return supports(CategoryCertificateExpired, 0.55, "certificate verification failing")
 		}
-	case SignalDBConnections, SignalRoleConnections:
-		if x, ok := ratio(); ok {
-			switch {
-			case x >= 0.9:
-				return supports(CategoryDBConnectionExhaustion, ramp(x, 0.9, 1, 0.65, 0.92), "connections at %.0f%% of the limit", 100*x)
-			case x < 0.5 && r.Signal == SignalDBConnections:
-				return refutes(CategoryDBConnectionExhaustion, 0.35, "connections at %.0f%% of max_connections", 100*x)
-			}
-		}
+	case SignalDBConnections:
+		return against(CategoryDBConnectionExhaustion, 0.9, 0.5, 0.65, 0.92, 0.35, "connections at %.0f%% of max_connections")
+	case SignalRoleConnections:
+		// A role far from its own limit says nothing of the server's.
+		return against(CategoryDBConnectionExhaustion, 0.9, 0, 0.65, 0.92, 0, "connections at %.0f%% of a CONNECTION LIMIT")
 	case SignalLockWait:
 		if r.Value >= 1 {
 			return supports(CategoryDBLockContention, ramp(r.Value, 1, 60, 0.72, 0.92), "a session waiting %s on a lock held by another", formatValue(r.Value, UnitSeconds, r.At))

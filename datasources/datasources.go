@@ -20,6 +20,7 @@ import (
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/egress"
+	"github.com/causeway/causeway/internal/clip"
 )
 
 // Auth is a data source's credential. It is stored sealed and opened only by
@@ -198,7 +199,7 @@ func (c *Connector) Run(ctx context.Context, cfg Config, q Query) (Result, error
 		return Result{}, err
 	}
 	res.Readings = capReadings(res.Readings, c.opts.ResultCap)
-	res.Text = clipRunes(res.Text, c.opts.ResultCap)
+	res.Text = clip.To(res.Text, c.opts.ResultCap)
 	return res, nil
 }
 

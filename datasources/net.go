@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/causeway/causeway/egress"
 )
@@ -57,15 +56,4 @@ func dialFailure(err error) string {
 		return "timeout"
 	}
 	return ""
-}
-
-// clipRunes cuts s to at most n bytes on a rune boundary.
-func clipRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -2,6 +2,7 @@ package datasources
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -154,7 +155,7 @@ func renderPromQL(tmpl string, sc Scope, serviceLabel string) string {
 	variants = append(variants, variant{"pod", `pod=~"` + escapeLabelValue(regexp.QuoteMeta(sc.Service)) + `-.+"`})
 	narrow := func(skip string) string {
 		var parts []string
-		for _, k := range sortedKeys(sc.Labels) {
+		for _, k := range slices.Sorted(maps.Keys(sc.Labels)) {
 			if k == skip {
 				continue
 			}

@@ -33,16 +33,6 @@ func pgConfig(t *testing.T, c *Connector) (Config, string) {
 	return cfg, base
 }
 
-func pgConnect(t *testing.T, dsn string) *pgx.Conn {
-	t.Helper()
-	conn, err := pgx.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
-}
-
 // investigateDatabase runs the database agent over a query's readings and
 // synthesizes its answer.
 func investigateDatabase(res Result, q Query) analyzer.Result {
@@ -67,7 +57,7 @@ func pgQuery(t *testing.T, cfg Config, entry string) Query {
 func TestPostgresFindsLockWaitsAndSlowStatements(t *testing.T) {
 	c := testConnector()
 	cfg, base := pgConfig(t, c)
-	holder, waiter, sleeper := pgConnect(t, base), pgConnect(t, base), pgConnect(t, base)
+	holder, waiter, sleeper := testenv.PgConn(t, base), testenv.PgConn(t, base), testenv.PgConn(t, base)
 	ctx := context.Background()
 	tbl := "cw_locks_" + strings.ToLower(strings.NewReplacer("-", "x", "_", "y").Replace(auth.RandomToken(6)))
 	if _, err := holder.Exec(ctx, "CREATE TABLE public."+tbl+" (id int primary key, v int)"); err != nil {
@@ -159,7 +149,7 @@ func TestPostgresFindsLockWaitsAndSlowStatements(t *testing.T) {
 func TestPostgresFindsARoleAtItsConnectionLimit(t *testing.T) {
 	c := testConnector()
 	cfg, base := pgConfig(t, c)
-	admin := pgConnect(t, base)
+	admin := testenv.PgConn(t, base)
 	ctx := context.Background()
 	role := "cw_app_" + strings.ToLower(strings.NewReplacer("-", "x", "_", "y").Replace(auth.RandomToken(6)))
 	if _, err := admin.Exec(ctx, "CREATE ROLE "+role+" LOGIN CONNECTION LIMIT 3"); err != nil {
@@ -175,7 +165,7 @@ func TestPostgresFindsARoleAtItsConnectionLimit(t *testing.T) {
 	u, _ := url.Parse(base)
 	u.User = url.User(role)
 	for i := 0; i < 3; i++ {
-		pgConnect(t, u.String())
+		testenv.PgConn(t, u.String())
 	}
 	if conn, err := pgx.Connect(ctx, u.String()); err == nil {
 		conn.Close(ctx)

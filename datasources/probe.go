@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/internal/clip"
 )
 
 // Probe kinds: the Query text of a probe entry starts with one of these.
@@ -324,7 +325,7 @@ func (p *prober) dial(ctx context.Context, t Target) (net.Conn, string, error) {
 	case "blocked":
 		return nil, "", describeNetError(err)
 	case "":
-		reason = clipRunes(err.Error(), 160)
+		reason = clip.To(err.Error(), 160)
 	case "unresolved":
 		reason = "name not resolved"
 	}
@@ -366,7 +367,7 @@ func (p *prober) tls(ctx context.Context, t Target) (Result, error) {
 	}
 	tc := tls.Client(conn, &tls.Config{ServerName: t.Host, InsecureSkipVerify: true, MinVersion: tls.VersionTLS10}) // #nosec G402 -- verified below, by hand, to report why
 	if err := tc.HandshakeContext(ctx); err != nil {
-		labels["error"] = "handshake: " + clipRunes(err.Error(), 160)
+		labels["error"] = "handshake: " + clip.To(err.Error(), 160)
 		return Result{Readings: []analyzer.Reading{probeReading(analyzer.SignalTLSHandshake, analyzer.UnitBool, 0, "TLS handshake with "+t.Address(), labels)}}, nil
 	}
 	certs := tc.ConnectionState().PeerCertificates
@@ -393,7 +394,7 @@ func (p *prober) tls(ctx context.Context, t Target) (Result, error) {
 	hs := 1.0
 	if verr != nil {
 		hs = 0
-		labels["error"] = "certificate: " + clipRunes(verr.Error(), 160)
+		labels["error"] = "certificate: " + clip.To(verr.Error(), 160)
 	}
 	return Result{Readings: []analyzer.Reading{expiry, probeReading(analyzer.SignalTLSHandshake, analyzer.UnitBool, hs, "TLS verification of "+t.Address(), labels)}}, nil
 }

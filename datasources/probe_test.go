@@ -2,14 +2,7 @@ package datasources
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -17,62 +10,8 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/internal/testenv"
 )
-
-// expiredTLSServer serves TLS on a local port with a certificate that
-// expired yesterday.
-func expiredTLSServer(t *testing.T) (addr string, notAfter time.Time) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	notAfter = time.Now().Add(-24 * time.Hour).Truncate(time.Second)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(42),
-		Subject:      pkix.Name{CommonName: "payments.test"},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		NotBefore:    notAfter.Add(-90 * 24 * time.Hour),
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				_ = c.(*tls.Conn).Handshake()
-				c.Close()
-			}()
-		}
-	}()
-	return l.Addr().String(), notAfter
-}
-
-// closedPort is a local port nobody listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
 
 func probeQueries(t *testing.T, c *Connector, targets ...string) (Config, map[string]Query) {
 	t.Helper()
@@ -101,7 +40,7 @@ func networkAnswer(res Result, q Query) analyzer.Result {
 }
 
 func TestProbeFindsAnExpiredCertificate(t *testing.T) {
-	addr, notAfter := expiredTLSServer(t)
+	addr, notAfter := testenv.ExpiredTLSServer(t, "payments.test")
 	c := testConnector()
 	cfg, qs := probeQueries(t, c, "tls://"+addr)
 	q, ok := qs["tls "+addr]
@@ -133,7 +72,7 @@ func TestProbeFindsAnExpiredCertificate(t *testing.T) {
 }
 
 func TestProbeFindsAClosedPortAndAnUnknownName(t *testing.T) {
-	port := closedPort(t)
+	port := testenv.ClosedPort(t)
 	c := testConnector()
 	cfg, qs := probeQueries(t, c, "tcp://"+port, "payments.invalid:443")
 

@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/internal/clip"
 )
 
 func init() {
@@ -307,11 +310,11 @@ func trimLabels(ls map[string]string) map[string]string {
 		return nil
 	}
 	out := map[string]string{}
-	for _, k := range sortedKeys(ls) {
+	for _, k := range slices.Sorted(maps.Keys(ls)) {
 		if len(out) == 8 {
 			break
 		}
-		out[k] = clipRunes(ls[k], 120)
+		out[k] = clip.To(ls[k], 120)
 	}
 	return out
 }
@@ -319,7 +322,7 @@ func trimLabels(ls map[string]string) map[string]string {
 // labelString is a canonical rendering of a label set.
 func labelString(ls map[string]string) string {
 	var b strings.Builder
-	for _, k := range sortedKeys(ls) {
+	for _, k := range slices.Sorted(maps.Keys(ls)) {
 		fmt.Fprintf(&b, "%s=%q,", k, ls[k])
 	}
 	return b.String()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -205,12 +204,7 @@ func TestPrometheusAuthTestAndFailures(t *testing.T) {
 		t.Fatalf("bad PromQL: %v, want ErrBadQuery", err)
 	}
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "http://" + l.Addr().String()
-	l.Close()
+	down := "http://" + testenv.ClosedPort(t)
 	_, err = c.Run(context.Background(), Config{Type: TypePrometheus, URL: down}, q)
 	if err == nil || Permanent(err) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("a source that is down: %v, want a retryable connection refused", err)

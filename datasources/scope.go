@@ -1,9 +1,10 @@
 package datasources
 
 import (
+	"maps"
 	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -121,7 +122,7 @@ func ScopeOf(a Alert, now time.Time, lookback time.Duration) Scope {
 			}
 		}
 	}
-	for _, k := range sortedKeys(tags) {
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		v := tags[k]
 		if mapped, ok := datadogTags[k]; ok {
 			add(mapped, v)
@@ -254,13 +255,4 @@ func parseTime(v any) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -3,10 +3,12 @@ package datasources
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -227,7 +229,7 @@ func numericLooking(host string) bool {
 
 // noSettings refuses settings a type does not have.
 func onlySettings(s map[string]any, allowed ...string) error {
-	for _, k := range sortedKeys(s) {
+	for _, k := range slices.Sorted(maps.Keys(s)) {
 		ok := false
 		for _, a := range allowed {
 			ok = ok || a == k

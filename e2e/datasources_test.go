@@ -3,18 +3,10 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -26,8 +18,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
 
 	"github.com/causeway/causeway/activities"
@@ -255,12 +245,7 @@ func TestInvestigationOfHealthyData(t *testing.T) {
 // says which source did not answer and why.
 func TestInvestigationWithASourceThatIsDown(t *testing.T) {
 	e := newEnv(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := "http://" + l.Addr().String()
-	l.Close()
+	down := "http://" + testenv.ClosedPort(t)
 	token, tenantID, key := e.tenantWithKey(t, "down")
 	e.addSource(t, token, map[string]any{"name": "prod metrics", "type": "prometheus", "url": down})
 	id := e.alertmanagerAlert(t, tenantID, key, blandLabels("checkout"), "checkout is degraded", time.Now().Add(-5*time.Minute))
@@ -286,15 +271,7 @@ func TestInvestigationFindsLockWaitsOnPostgreSQL(t *testing.T) {
 	base := testenv.PostgresURL(t)
 	e := newEnv(t)
 	ctx := context.Background()
-	connect := func() *pgx.Conn {
-		c, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close(context.Background()) })
-		return c
-	}
-	holder, waiter := connect(), connect()
+	holder, waiter := testenv.PgConn(t, base), testenv.PgConn(t, base)
 	tbl := "cw_orders_" + strings.ToLower(strings.NewReplacer("-", "x", "_", "y").Replace(auth.RandomToken(6)))
 	if _, err := holder.Exec(ctx, "CREATE TABLE public."+tbl+" (id int primary key, qty int); INSERT INTO public."+tbl+" VALUES (1, 0)"); err != nil {
 		t.Fatal(err)
@@ -359,7 +336,7 @@ func TestInvestigationFindsLockWaitsOnPostgreSQL(t *testing.T) {
 // TestInvestigationFindsAnExpiredCertificateByProbe: the probe source
 // handshakes with a local TLS server whose certificate expired yesterday.
 func TestInvestigationFindsAnExpiredCertificateByProbe(t *testing.T) {
-	addr, notAfter := expiredCertServer(t)
+	addr, notAfter := testenv.ExpiredTLSServer(t, "payments.internal")
 	e := newEnv(t)
 	token, tenantID, key := e.tenantWithKey(t, "payments")
 	e.addSource(t, token, map[string]any{"name": "edge", "type": "probe", "settings": map[string]any{"targets": []string{"tls://" + addr}}})
@@ -375,34 +352,6 @@ func TestInvestigationFindsAnExpiredCertificateByProbe(t *testing.T) {
 		}
 	}
 	t.Fatalf("no evidence quoting the certificate's notAfter with its probe: %+v", res.Evidence)
-}
-
-func expiredCertServer(t *testing.T) (string, time.Time) {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	notAfter := time.Now().Add(-24 * time.Hour).Truncate(time.Second)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "payments.internal"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: notAfter.Add(-90 * 24 * time.Hour), NotAfter: notAfter,
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _ = c.(*tls.Conn).Handshake(); c.Close() }()
-		}
-	}()
-	return l.Addr().String(), notAfter
 }
 
 // TestDataSourceTenantIsolationAndSecrets: one tenant's source is invisible
@@ -494,16 +443,7 @@ func TestDataSourceTenantIsolationAndSecrets(t *testing.T) {
 // so a grep sees what Temporal stores.
 func historyText(t *testing.T, e *env, workflowID string) string {
 	t.Helper()
-	it := e.Temporal.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	hist := &historypb.History{}
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		hist.Events = append(hist.Events, ev)
-	}
-	raw, err := temporalproto.CustomJSONMarshalOptions{}.Marshal(hist)
+	raw, err := temporalproto.CustomJSONMarshalOptions{}.Marshal(e.history(t, workflowID))
 	if err != nil {
 		t.Fatal(err)
 	}

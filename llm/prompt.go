@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/internal/clip"
 )
 
 // MaxUserPromptChars caps the user message so that a huge paste of logs cannot
@@ -126,7 +127,7 @@ func UserPrompt(in analyzer.Input) string {
 	for _, g := range in.Gathered {
 		// A PromQL query spelled out for every service rule is long; its head
 		// says what it reads, and the budget is better spent on the answer.
-		p.gatheredFrom = append(p.gatheredFrom, clipLabel(oneLine(g.Source.Describe())))
+		p.gatheredFrom = append(p.gatheredFrom, clip.To(oneLine(g.Source.Describe()), maxSourceLabel))
 		p.gathered = append(p.gathered, g.Text)
 	}
 	full := p.render(-1, -1)
@@ -234,18 +235,6 @@ func truncateText(s string, limit int) string {
 		keep--
 	}
 	return s[:keep] + fmt.Sprintf("\n[... truncated %d of %d characters ...]", utf8.RuneCountInString(s[keep:]), utf8.RuneCountInString(s))
-}
-
-// clipLabel cuts a source label to maxSourceLabel bytes on a rune boundary.
-func clipLabel(s string) string {
-	if len(s) <= maxSourceLabel {
-		return s
-	}
-	k := maxSourceLabel
-	for k > 0 && !utf8.RuneStart(s[k]) {
-		k--
-	}
-	return s[:k] + "…"
 }
 
 func longest(ss []string) int {

@@ -6,13 +6,13 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/internal/clip"
 	"github.com/causeway/causeway/models"
 )
 
@@ -191,23 +191,10 @@ func (w *investigation) coverage() ([]models.Coverage, []string) {
 				Reason: fmt.Sprintf("%d findings; %s", r.summary.Findings, r.summary.Summary)}
 			completed = append(completed, role)
 		}
-		cov[i].Reason = shortReason(cov[i].Reason + w.gatherCoverage(i))
+		// The reason is stored, shown and kept in history: bounded.
+		cov[i].Reason = clip.To(cov[i].Reason+w.gatherCoverage(i), 1000)
 	}
 	return cov, completed
-}
-
-// shortReason bounds a coverage reason: it is stored, shown and kept in
-// history.
-func shortReason(s string) string {
-	const limit = 1000
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // finish records the end of the pass, its event and the incident's new status in
