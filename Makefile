@@ -47,7 +47,7 @@ lint:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-## bench: performance goals (ingest vs raw insert, investigation overhead, analytics, analyzer)
+## bench: performance goals (ingest vs raw insert, investigation overhead, analytics, analyzer, data-source gathering)
 bench:
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -timeout 60m ./api ./models ./analyzer
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHPASSES) -timeout 30m ./e2e

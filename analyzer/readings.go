@@ -550,7 +550,7 @@ func linesOf(text string, rs []Reading) func(i int) bool {
 // cost about a millisecond a line, and a pass must stay fast whatever a
 // source returns. The lines that report a problem are chosen, earliest
 // first; the LLM path reads the excerpt whole, within its prompt bound.
-const rawLinesPerAgent = 12
+const rawLinesPerAgent = 6
 
 // problemWords pick, case-insensitively, the raw lines worth reading.
 var problemWords = []string{"error", "fail", "fatal", "panic", "exception", "refused", "timeout", "timed out",
