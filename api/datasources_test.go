@@ -170,3 +170,17 @@ func (s *apiServer) raw(t *testing.T, method, path, token string) string {
 	}
 	return b.String()
 }
+
+// The data-source allowlist is its own: private egress for webhooks and
+// steps does not open loopback to data sources.
+func TestDataSourceAllowlistIsNotEgressAllowPrivate(t *testing.T) {
+	cfg := apiConfig(t)
+	cfg.EgressAllowPrivate, cfg.DataSourceAllowedNetworks = true, ""
+	s := startAPI(t, cfg)
+	tk := s.signup(t, "owner@example.com")
+	var e errorBody
+	st, _ := s.do(t, "POST", "/v1/datasources", tk.AccessToken, map[string]any{"name": "p", "type": "prometheus", "url": "http://127.0.0.1:9090"}, &e)
+	if st != 400 || e.Error != "validation_error" || !strings.Contains(e.Message, "CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS") {
+		t.Fatalf("loopback with private egress on but no allowed networks: %d %+v", st, e)
+	}
+}

@@ -333,14 +333,18 @@ func TestInvestigationFindsLockWaitsOnPostgreSQL(t *testing.T) {
 	}
 }
 
-// TestInvestigationFindsAnExpiredCertificateByProbe: the probe source
-// handshakes with a local TLS server whose certificate expired yesterday.
+// TestInvestigationFindsAnExpiredCertificateByProbe: the probe source has no
+// targets of its own; the alert names the endpoint (a blackbox-style
+// instance label), and the probe's handshake with that local TLS server,
+// whose certificate expired yesterday, answers the alert.
 func TestInvestigationFindsAnExpiredCertificateByProbe(t *testing.T) {
 	addr, notAfter := testenv.ExpiredTLSServer(t, "payments.internal")
 	e := newEnv(t)
 	token, tenantID, key := e.tenantWithKey(t, "payments")
-	e.addSource(t, token, map[string]any{"name": "edge", "type": "probe", "settings": map[string]any{"targets": []string{"tls://" + addr}}})
-	id := e.alertmanagerAlert(t, tenantID, key, blandLabels("payments"), "payments is degraded", time.Now().Add(-3*time.Minute))
+	e.addSource(t, token, map[string]any{"name": "edge", "type": "probe"})
+	labels := blandLabels("payments")
+	labels["instance"] = "https://" + addr + "/health"
+	id := e.alertmanagerAlert(t, tenantID, key, labels, "payments is degraded", time.Now().Add(-3*time.Minute))
 	res := e.awaitSourced(t, token, id)
 	if res.Status != "completed" || res.Category != analyzer.CategoryCertificateExpired {
 		t.Fatalf("got %s %s: %s", res.Status, res.Category, res.RootCause)
