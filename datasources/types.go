@@ -66,6 +66,7 @@ type FieldError struct {
 	Message string
 }
 
+// Error names the field, then the problem.
 func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 
 func fieldErr(field, format string, a ...any) error {
@@ -227,7 +228,7 @@ func numericLooking(host string) bool {
 	return last != "" && strings.Trim(last, "0123456789") == ""
 }
 
-// noSettings refuses settings a type does not have.
+// onlySettings refuses settings a type does not have.
 func onlySettings(s map[string]any, allowed ...string) error {
 	for _, k := range slices.Sorted(maps.Keys(s)) {
 		ok := false

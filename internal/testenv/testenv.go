@@ -52,8 +52,10 @@ func PostgresURL(t testing.TB) string {
 	return u
 }
 
+// missing is a component that is not there, said in one sentence.
 type missing string
 
+// Error is the sentence.
 func (m missing) Error() string { return string(m) }
 
 const errNoPostgres = missing("CAUSEWAY_TEST_DATABASE_URL is not set")
