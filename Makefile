@@ -33,11 +33,15 @@ WORKFLOWCHECK := $(TOOLS)/workflowcheck-$(WORKFLOWCHECK_VERSION)
 HELM          := $(TOOLS)/helm-$(HELM_VERSION)
 CHART         := deploy/helm/causeway
 
-.PHONY: run test unit fuzz test-race build lint fmt helm-check tools bench eval migrate clean
+.PHONY: run demo test unit fuzz test-race build lint fmt helm-check tools bench eval migrate clean
 
 ## run: the whole product on this machine — API, worker, embedded Temporal + UI, SQLite in ./data
 run:
 	$(GO) run ./cmd/causeway run
+
+## demo: make run plus a real Prometheus holding a bundled scenario; an alert is investigated from its live data
+demo:
+	$(GO) run ./cmd/causeway demo
 
 ## test: every test (PostgreSQL when CAUSEWAY_TEST_DATABASE_URL is set, else SQLite), then a short fuzz of every fuzz target
 test: unit fuzz
@@ -85,7 +89,7 @@ $(WORKFLOWCHECK):
 $(HELM):
 	./scripts/install-tool $@ helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
-## bench: performance goals (ingest vs raw insert, investigation overhead, analytics, analyzer)
+## bench: performance goals (ingest vs raw insert, investigation overhead, analytics, analyzer, data-source gathering)
 bench:
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -timeout 60m ./api ./models ./analyzer
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHPASSES) -timeout 30m ./e2e

@@ -38,6 +38,8 @@ func apiConfig(t *testing.T) *config.Config {
 		AuthTokenTTL: time.Hour, AuthRefreshTTL: 24 * time.Hour, AuthSignupEnabled: true,
 		SecretsKey:          "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
 		QuotaEventsPerMonth: 100, QuotaInvestigationsPerMonth: 10,
+		DataSourceAllowedNetworks: "127.0.0.0/8", DataSourceQueryTimeout: 10 * time.Second, DataSourceResultCap: 4096,
+		DataSourcePassBudget: 30 * time.Second, DataSourceMaxQueries: 60, DataSourceLookback: 30 * time.Minute,
 	}
 }
 

@@ -41,6 +41,8 @@ type Deps struct {
 	WebhookEndpoints *service.WebhookEndpoints
 	// Analytics aggregates incident figures.
 	Analytics *service.Analytics
+	// DataSources manages the systems the agents query.
+	DataSources *service.DataSources
 }
 
 // Role sets used by the route table.
@@ -125,6 +127,11 @@ func NewRouter(d Deps) *gin.Engine {
 	v1.GET("/webhook-endpoints", requireRole(managers...), h.listWebhookEndpoints)
 	v1.DELETE("/webhook-endpoints/:endpointId", requireRole(managers...), h.deleteWebhookEndpoint)
 	v1.GET("/webhook-endpoints/:endpointId/deliveries", requireRole(managers...), h.listDeliveries)
+
+	v1.POST("/datasources", requireRole(managers...), h.createDataSource)
+	v1.GET("/datasources", requireRole(anyRole...), h.listDataSources)
+	v1.DELETE("/datasources/:dataSourceId", requireRole(managers...), h.deleteDataSource)
+	v1.POST("/datasources/:dataSourceId/test", requireRole(managers...), h.testDataSource)
 
 	return r
 }

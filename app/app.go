@@ -24,6 +24,7 @@ import (
 	"github.com/causeway/causeway/api"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/config"
+	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/models"
@@ -45,6 +46,9 @@ type App struct {
 
 	dispatcherOnce sync.Once
 	dispatcher     *service.Dispatcher
+
+	connectorOnce sync.Once
+	connector     *datasources.Connector
 }
 
 // New connects to the database, Redis (when configured) and Temporal at
@@ -154,8 +158,22 @@ func (a *App) Router() http.Handler {
 		Remediations:           service.NewRemediations(a.Store, a.Temporal, c.SQLTargetMap(), c.EgressAllowPrivate),
 		WebhookEndpoints:       service.NewWebhookEndpoints(a.Store, a.sealer, c.EgressAllowPrivate),
 		Analytics:              service.NewAnalytics(a.Store),
+		DataSources:            service.NewDataSources(a.Store, a.sealer, a.DataSourceConnector()),
 		Ingest:                 service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Log),
 	})
+}
+
+// DataSourceConnector reaches the tenants' data sources under the operator's
+// allowlist and limits; the API's test call and the worker's queries share
+// its policy. It never uses EGRESS_ALLOW_PRIVATE: data sources have their own
+// allowlist.
+func (a *App) DataSourceConnector() *datasources.Connector {
+	a.connectorOnce.Do(func() {
+		c := a.Config
+		a.connector = datasources.NewConnector(datasources.Options{AllowNetworks: c.DataSourceNetworks(),
+			QueryTimeout: c.DataSourceQueryTimeout, ResultCap: c.DataSourceResultCap})
+	})
+	return a.connector
 }
 
 // PublicURL is where browsers and monitoring tools reach the API.
@@ -170,7 +188,10 @@ func (a *App) PublicURL() string {
 func (a *App) Worker() sdkworker.Worker {
 	acts := &activities.Activities{Store: a.Store, Sealer: a.sealer, SQLTargets: a.Config.SQLTargetMap(),
 		Egress: egress.NewClient(egress.Options{AllowPrivate: a.Config.EgressAllowPrivate,
-			Timeout: activities.StepRequestTimeout, ResponseHeaderTimeout: activities.StepRequestTimeout})}
+			Timeout: activities.StepRequestTimeout, ResponseHeaderTimeout: activities.StepRequestTimeout}),
+		DataSources: a.DataSourceConnector(),
+		Gathering: activities.Gathering{Budget: a.Config.DataSourcePassBudget, MaxQueries: a.Config.DataSourceMaxQueries,
+			Lookback: a.Config.DataSourceLookback}}
 	if c := a.Config; c.LLMEnabled() {
 		// One agent run may make a call and a repair call; both must fit in the
 		// activity's 2-minute attempt, or Temporal retries while the first

@@ -84,7 +84,29 @@ type Config struct {
 	// as "name=dsn,name2=dsn2" (dsn: a postgres:// URL or sqlite:<file>), so
 	// runbooks refer to a name and never carry a connection string.
 	SQLTargets string `mapstructure:"sql_targets"`
+
+	// DataSourceAllowedNetworks lists the private networks (CIDRs,
+	// comma-separated) the tenants' data sources may live on; public
+	// addresses are always reachable. `make run` allows loopback and the
+	// private ranges.
+	DataSourceAllowedNetworks string `mapstructure:"datasource_allowed_networks"`
+	// DataSourceQueryTimeout bounds one data-source query, connection included.
+	DataSourceQueryTimeout time.Duration `mapstructure:"datasource_query_timeout"`
+	// DataSourceResultCap bounds, in bytes, what one query's answer keeps for
+	// the agents (and puts in workflow history).
+	DataSourceResultCap int `mapstructure:"datasource_result_cap"`
+	// DataSourcePassBudget is how long a pass waits for its data-source
+	// queries before the agents start with what answered.
+	DataSourcePassBudget time.Duration `mapstructure:"datasource_pass_budget"`
+	// DataSourceMaxQueries bounds the queries of one pass.
+	DataSourceMaxQueries int `mapstructure:"datasource_max_queries"`
+	// DataSourceLookback is how long before the onset the queried window starts.
+	DataSourceLookback time.Duration `mapstructure:"datasource_lookback"`
 }
+
+// devDataSourceNetworks is what `make run` lets data sources live on: this
+// machine and the private ranges (never link-local, where cloud metadata is).
+const devDataSourceNetworks = "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
 
 // OAuthConfig holds both identity providers. Endpoints are configurable so that
 // GitHub Enterprise, a Google-compatible IdP or a test server can stand in.
@@ -149,6 +171,12 @@ var keys = map[string]any{
 	"oauth.google.userinfo_url":      "https://openidconnect.googleapis.com/v1/userinfo",
 	"oauth.google.emails_url":        "",
 	"sql_targets":                    "",
+	"datasource_allowed_networks":    "",
+	"datasource_query_timeout":       "10s",
+	"datasource_result_cap":          4096,
+	"datasource_pass_budget":         "30s",
+	"datasource_max_queries":         60,
+	"datasource_lookback":            "30m",
 }
 
 // Load reads defaults, then the YAML file (when path is not empty), then CAUSEWAY_*
@@ -162,6 +190,7 @@ func Load(path string, mode Mode) (*Config, error) {
 	}
 	if mode == ModeDev {
 		v.SetDefault("egress_allow_private", true)
+		v.SetDefault("datasource_allowed_networks", devDataSourceNetworks)
 	}
 	v.SetEnvPrefix("CAUSEWAY")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
@@ -255,6 +284,24 @@ func (c *Config) Validate() error {
 	}
 	if _, err := ParseSQLTargets(c.SQLTargets); err != nil {
 		bad("SQL_TARGETS", "%v", err)
+	}
+	if _, err := ParseNetworks(c.DataSourceAllowedNetworks); err != nil {
+		bad("DATASOURCE_ALLOWED_NETWORKS", "%v", err)
+	}
+	if c.DataSourceQueryTimeout < time.Second || c.DataSourceQueryTimeout > 2*time.Minute {
+		bad("DATASOURCE_QUERY_TIMEOUT", "must be between 1s and 2m, got %s", c.DataSourceQueryTimeout)
+	}
+	if c.DataSourceResultCap < 512 || c.DataSourceResultCap > 1<<20 {
+		bad("DATASOURCE_RESULT_CAP", "must be between 512 and 1048576 bytes, got %d", c.DataSourceResultCap)
+	}
+	if c.DataSourcePassBudget < c.DataSourceQueryTimeout || c.DataSourcePassBudget > 10*time.Minute {
+		bad("DATASOURCE_PASS_BUDGET", "must be at least CAUSEWAY_DATASOURCE_QUERY_TIMEOUT and at most 10m, got %s", c.DataSourcePassBudget)
+	}
+	if c.DataSourceMaxQueries < 1 || c.DataSourceMaxQueries > 500 {
+		bad("DATASOURCE_MAX_QUERIES", "must be between 1 and 500, got %d", c.DataSourceMaxQueries)
+	}
+	if c.DataSourceLookback < time.Minute || c.DataSourceLookback > 24*time.Hour {
+		bad("DATASOURCE_LOOKBACK", "must be between 1m and 24h, got %s", c.DataSourceLookback)
 	}
 	return errors.Join(errs...)
 }
@@ -364,7 +411,42 @@ func (c *Config) Masked() map[string]any {
 		"OAUTH_GOOGLE_CLIENT_SECRET":     mask(c.OAuth.Google.ClientSecret),
 		"OAUTH_GOOGLE_ENDPOINTS":         c.OAuth.Google.AuthURL + " " + c.OAuth.Google.TokenURL + " " + c.OAuth.Google.UserInfoURL,
 		"SQL_TARGETS":                    maskTargets(c.SQLTargets),
+		"DATASOURCE_ALLOWED_NETWORKS":    c.DataSourceAllowedNetworks,
+		"DATASOURCE_QUERY_TIMEOUT":       c.DataSourceQueryTimeout.String(),
+		"DATASOURCE_RESULT_CAP":          c.DataSourceResultCap,
+		"DATASOURCE_PASS_BUDGET":         c.DataSourcePassBudget.String(),
+		"DATASOURCE_MAX_QUERIES":         c.DataSourceMaxQueries,
+		"DATASOURCE_LOOKBACK":            c.DataSourceLookback.String(),
 	}
+}
+
+// ParseNetworks reads a comma-separated list of CIDRs (a bare address counts
+// as a single-address network).
+func ParseNetworks(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(part); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(part)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither a CIDR nor an IP address", part)
+		}
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
+}
+
+// DataSourceNetworks is the parsed DataSourceAllowedNetworks; Validate has
+// already refused a bad value.
+func (c *Config) DataSourceNetworks() []netip.Prefix {
+	n, _ := ParseNetworks(c.DataSourceAllowedNetworks)
+	return n
 }
 
 // redactURL hides the password of a connection URL but keeps host and database,

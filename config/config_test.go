@@ -19,6 +19,8 @@ func valid() Config {
 		AuthTokenTTL: time.Hour, AuthRefreshTTL: 720 * time.Hour,
 		SecretsKey:          "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
 		QuotaEventsPerMonth: 10000, QuotaInvestigationsPerMonth: 1000, RateLimitPerMinute: 1200, AuthRateLimitPerMinute: 60,
+		DataSourceQueryTimeout: 10 * time.Second, DataSourceResultCap: 4096, DataSourcePassBudget: 30 * time.Second,
+		DataSourceMaxQueries: 60, DataSourceLookback: 30 * time.Minute,
 	}
 }
 

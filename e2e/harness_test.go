@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,6 +56,28 @@ type env struct {
 	Store    *models.Store
 	Temporal client.Client
 	Config   *config.Config
+	// Logs holds everything the process logged, so a test can check what
+	// never reaches a log line.
+	Logs *syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was logged so far.
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // testConfig is a valid configuration for t; mutate it before newEnvWith.
@@ -77,6 +100,12 @@ func testConfig(t testing.TB) *config.Config {
 		QuotaEventsPerMonth:         10000,
 		QuotaInvestigationsPerMonth: 1000,
 		RateLimitPerMinute:          0,
+		DataSourceAllowedNetworks:   "127.0.0.0/8,::1/128",
+		DataSourceQueryTimeout:      10 * time.Second,
+		DataSourceResultCap:         4096,
+		DataSourcePassBudget:        30 * time.Second,
+		DataSourceMaxQueries:        60,
+		DataSourceLookback:          30 * time.Minute,
 	}
 }
 
@@ -93,10 +122,12 @@ func startEnv(t testing.TB, cfg *config.Config, withWorker bool) *env {
 		t.Fatalf("config: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logs := &syncBuffer{}
+	var out io.Writer = logs
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		out = io.MultiWriter(logs, os.Stderr)
 	}
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	a, err := app.New(ctx, cfg, log, stack.FrontendAddress())
 	if err != nil {
 		t.Fatalf("app: %v", err)
@@ -122,7 +153,7 @@ func startEnv(t testing.TB, cfg *config.Config, withWorker bool) *env {
 		}
 		a.Close()
 	})
-	return &env{URL: srv.URL, App: a, Store: a.Store, Temporal: a.Temporal, Config: cfg}
+	return &env{URL: srv.URL, App: a, Store: a.Store, Temporal: a.Temporal, Config: cfg, Logs: logs}
 }
 
 // call sends a JSON request and decodes the JSON answer into out (when not nil).

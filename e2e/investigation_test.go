@@ -170,7 +170,19 @@ func (e *env) writeHistory(t *testing.T, workflowID, name string) {
 		d, err := e.Temporal.DescribeWorkflowExecution(ctx, workflowID, "")
 		return err == nil && d.WorkflowExecutionInfo.Status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
 	})
-	it := e.Temporal.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(e.history(t, workflowID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(repoFile("workflows", "testdata", "histories", name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// history is a workflow's whole history as the server stores it.
+func (e *env) history(t testing.TB, workflowID string) *historypb.History {
+	t.Helper()
+	it := e.Temporal.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	hist := &historypb.History{}
 	for it.HasNext() {
 		ev, err := it.Next()
@@ -179,13 +191,7 @@ func (e *env) writeHistory(t *testing.T, workflowID, name string) {
 		}
 		hist.Events = append(hist.Events, ev)
 	}
-	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(hist)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(repoFile("workflows", "testdata", "histories", name), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	return hist
 }
 
 // fakeLLM speaks chat-completions. Each agent role behaves as configured:
@@ -258,8 +264,9 @@ func finding(role string) string {
 		`"summary":"The pool is exhausted (` + role + `).","citation":"too many connections"}]}`
 }
 
-func newLLMEnv(t *testing.T, f *fakeLLM) *env {
-	srv := httptest.NewServer(f)
+// newLLMEnv is an environment whose agents call the chat-completions server llm.
+func newLLMEnv(t *testing.T, llm http.Handler) *env {
+	srv := httptest.NewServer(llm)
 	t.Cleanup(srv.Close)
 	cfg := testConfig(t)
 	cfg.LLMBaseURL, cfg.LLMModel, cfg.LLMAPIKey = srv.URL+"/v1", "fake-model", "sk-test"

@@ -174,6 +174,22 @@ func TestNormalizeFixtures(t *testing.T) {
 					},
 				},
 			}},
+		{provider: "datadog", fixture: "with_date",
+			want: Batch{
+				Alerts: []Alert{
+					{
+						Title:         "[Triggered] checkout degraded",
+						Description:   "",
+						SourceAlertID: "c-998",
+						Severity:      "medium",
+						Service:       "checkout",
+						Environment:   "",
+						Tags:          map[string]string{"kube_namespace": "shop", "service": "checkout"},
+						Metadata: map[string]any{"alert_id": "998", "alert_transition": "Triggered", "link": "https://app.datadoghq.com/event/event?id=2",
+							"scope": "kube_namespace:shop,pod_name:checkout-7d9f", "date": "1777636500000", "last_updated": "1777636560000"},
+					},
+				},
+			}},
 		{provider: "datadog", fixture: "missing_id",
 			wantErr: "datadog: alert_cycle_key or alert_id is required"},
 		{provider: "datadog", fixture: "numeric_id",

@@ -19,6 +19,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 	r.RegisterWorkflowWithOptions(RemediationWorkflow, workflow.RegisterOptions{Name: RemediationWorkflowName})
 	for _, name := range []string{
 		"incident.json", "investigation.json", "remediation.json",
+		// Recorded with only one of versionGather and versionSearchAttributes
+		// in the code: each still replays.
+		"investigation-gather.json", "investigation-before-gather.json",
 		// Recorded before approvals expired (versionApprovalExpiry): still replays.
 		"remediation-before-approval-expiry.json",
 		// Recorded before the workflows upserted search attributes

@@ -29,6 +29,7 @@ commands:
   run       start API, worker and (unless CAUSEWAY_TEMPORAL_ADDRESS is set) an embedded Temporal server with its UI
   migrate   create or update the database schema
   eval DIR  run every scenario of DIR through the real pipeline and report accuracy
+  demo      start Prometheus with a bundled scenario and everything of run, then investigate an alert from its live data
 `
 
 func main() {
@@ -54,6 +55,8 @@ func run(args []string) error {
 		return migrate(ctx, *cfgPath)
 	case "eval":
 		return evaluate(ctx, *cfgPath, fs.Arg(1), os.Stdout)
+	case "demo":
+		return runDemo(ctx, *cfgPath)
 	default:
 		fs.Usage()
 		return errors.New("unknown or missing command")

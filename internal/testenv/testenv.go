@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/causeway/causeway/internal/promlab"
 )
 
 // RequireAllVar is the environment variable that turns every environmental skip
@@ -143,4 +145,28 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// Require ends the test as Missing when err says a component is not available.
+func Require(t testing.TB, what string, err error) {
+	t.Helper()
+	if err != nil {
+		Missing(t, "%s not available: %v", what, err)
+	}
+}
+
+// Prometheus starts a real Prometheus holding series and stops it by its
+// process id when t ends, also when t fails.
+func Prometheus(t testing.TB, series []promlab.Series) *promlab.Server {
+	t.Helper()
+	_, _, err := promlab.Binaries()
+	Require(t, "Prometheus", err)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := promlab.Start(ctx, t.TempDir(), series, promlab.Options{})
+	if err != nil {
+		t.Fatalf("start prometheus: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
 }
