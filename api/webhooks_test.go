@@ -630,6 +630,7 @@ var fixtureAnswers = map[string]struct {
 	"datadog/numeric_id":             {202, models.StatusTriaging},
 	"datadog/recovered":              {202, service.IngestIgnored},
 	"datadog/spec_shape":             {202, models.StatusTriaging},
+	"datadog/with_date":              {202, models.StatusTriaging},
 	"gcp/closed":                     {202, service.IngestIgnored},
 	"gcp/missing_incident":           {400, ""},
 	"gcp/open":                       {202, models.StatusTriaging},
