@@ -48,6 +48,10 @@ type Config struct {
 	TemporalEmbeddedPort int    `mapstructure:"temporal_embedded_port"`
 	TemporalTaskQueue    string `mapstructure:"temporal_task_queue"`
 
+	// TemporalUIURL is where the dashboard links each workflow in the Temporal
+	// Web UI; empty means the embedded UI at TemporalUIAddr.
+	TemporalUIURL string `mapstructure:"temporal_ui_url"`
+
 	AuthJWTSecret     string        `mapstructure:"auth_jwt_secret"`
 	AuthIssuer        string        `mapstructure:"auth_issuer"`
 	AuthAudience      string        `mapstructure:"auth_audience"`
@@ -117,6 +121,7 @@ var keys = map[string]any{
 	"temporal_address":               "",
 	"temporal_namespace":             "default",
 	"temporal_ui_addr":               "127.0.0.1:8233",
+	"temporal_ui_url":                "",
 	"temporal_embedded_port":         7233,
 	"temporal_task_queue":            "causeway",
 	"auth_jwt_secret":                "",
@@ -215,6 +220,11 @@ func (c *Config) Validate() error {
 	if c.TemporalNamespace == "" {
 		bad("TEMPORAL_NAMESPACE", "must not be empty")
 	}
+	if c.TemporalUIURL != "" {
+		if u, err := url.Parse(c.TemporalUIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("TEMPORAL_UI_URL", "must be an absolute http:// or https:// URL, got %q", c.TemporalUIURL)
+		}
+	}
 	if c.TemporalEmbeddedPort < 0 || c.TemporalEmbeddedPort > 65535 {
 		bad("TEMPORAL_EMBEDDED_PORT", "must be a port number")
 	}
@@ -268,6 +278,15 @@ func (c *Config) TrustedProxyList() []string {
 		}
 	}
 	return out
+}
+
+// TemporalUILink is the base address of the Temporal Web UI the dashboard links
+// to: TemporalUIURL, or the embedded UI's address.
+func (c *Config) TemporalUILink() string {
+	if c.TemporalUIURL != "" {
+		return strings.TrimRight(c.TemporalUIURL, "/")
+	}
+	return "http://" + c.TemporalUIAddr
 }
 
 // LLMEnabled reports whether investigations use the configured LLM instead of the offline analyzer.
@@ -338,6 +357,7 @@ func (c *Config) Masked() map[string]any {
 		"TEMPORAL_ADDRESS":               c.TemporalAddress,
 		"TEMPORAL_NAMESPACE":             c.TemporalNamespace,
 		"TEMPORAL_UI_ADDR":               c.TemporalUIAddr,
+		"TEMPORAL_UI_URL":                c.TemporalUIURL,
 		"TEMPORAL_EMBEDDED_PORT":         c.TemporalEmbeddedPort,
 		"TEMPORAL_TASK_QUEUE":            c.TemporalTaskQueue,
 		"AUTH_JWT_SECRET":                mask(c.AuthJWTSecret),
