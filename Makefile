@@ -14,7 +14,7 @@ BENCHTIME ?= 3000x
 BENCHPASSES ?= 50x
 FUZZ_TARGETS := FuzzCustom FuzzDatadog FuzzAlertmanager FuzzGrafana FuzzPagerduty FuzzSNS FuzzSentry FuzzNewrelic FuzzOpsgenie FuzzAzure FuzzGCP
 
-.PHONY: run test unit fuzz build lint fmt bench eval migrate clean
+.PHONY: run test unit fuzz build lint fmt bench eval migrate screenshots clean
 
 ## run: the whole product on this machine — API, worker, embedded Temporal + UI, SQLite in ./data
 run:
@@ -47,6 +47,10 @@ fmt:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -timeout 60m ./api ./models ./analyzer
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHPASSES) -timeout 30m ./e2e
+
+## screenshots: drive the dashboard in headless Chromium and keep a picture of every main page in test-output/screenshots
+screenshots:
+	CAUSEWAY_SCREENSHOTS_DIR=$(CURDIR)/test-output/screenshots $(GO) test -count=1 -run '^TestDashboard$$' -v -timeout 15m ./e2e
 
 ## eval: run the example scenarios through the real pipeline and print accuracy
 eval:
