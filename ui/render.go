@@ -86,8 +86,8 @@ func (d *Dashboard) static(c *gin.Context) {
 	c.Data(http.StatusOK, mime.TypeByExtension(path.Ext(name)), b)
 }
 
-// pages holds one template set per page: the layout, the shared partials and
-// the page's own file.
+// pages holds one template set per page: the layout, the shared partials, the
+// settings frame for a settings section, and the page's own file.
 type pages struct{ sets map[string]*template.Template }
 
 func loadPages(a *assets) (*pages, error) {
@@ -98,10 +98,15 @@ func loadPages(a *assets) (*pages, error) {
 	p := &pages{sets: map[string]*template.Template{}}
 	for _, f := range files {
 		name := strings.TrimSuffix(path.Base(f), ".html")
-		if name == "layout" || name == "partials" {
+		if name == "layout" || name == "partials" || name == "settings" {
 			continue
 		}
-		t, err := template.New(name).Funcs(funcs(a)).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", f)
+		shared := []string{"templates/layout.html", "templates/partials.html"}
+		if strings.HasPrefix(name, "settings-") {
+			// A settings section fills the settings frame.
+			shared = append(shared, "templates/settings.html")
+		}
+		t, err := template.New(name).Funcs(funcs(a)).ParseFS(templateFS, append(shared, f)...)
 		if err != nil {
 			return nil, fmt.Errorf("template %s: %w", name, err)
 		}

@@ -1,15 +1,11 @@
 package ui_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"html"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -17,40 +13,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causeway/causeway/app"
 	"github.com/causeway/causeway/config"
-	"github.com/causeway/causeway/internal/testdb"
+	"github.com/causeway/causeway/internal/apptest"
 )
 
 // These tests run the real router (API and dashboard) on a real database. No
 // Temporal server is needed for what they cover: sessions, CSRF, roles and the
 // settings pages; the browser tests in e2e cover the rest on a real stack.
 
-func testConfig(t *testing.T) *config.Config {
-	return &config.Config{
-		HTTPAddr: "127.0.0.1:0", DataDir: t.TempDir(), LogLevel: "warn", DatabaseURL: testdb.URL(t),
-		TemporalNamespace: "default", TemporalTaskQueue: "causeway",
-		AuthJWTSecret: "ui-test-secret-ui-test-secret-0123456", AuthIssuer: "causeway", AuthAudience: "causeway-api",
-		AuthTokenTTL: time.Hour, AuthRefreshTTL: 24 * time.Hour, AuthSignupEnabled: true,
-		SecretsKey:          "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
-		QuotaEventsPerMonth: 100, QuotaInvestigationsPerMonth: 10, AuthRateLimitPerMinute: 0,
-	}
-}
+func testConfig(t *testing.T) *config.Config { return apptest.Config(t) }
 
 func start(t *testing.T, cfg *config.Config) string {
-	t.Helper()
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Store.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Router())
-	t.Cleanup(func() { srv.Close(); a.Close() })
+	srv, _ := apptest.Start(t, cfg)
 	return srv.URL
 }
 
@@ -142,29 +116,13 @@ func cookie(cs []*http.Cookie, name string) *http.Cookie {
 // apiUser creates a user with role through the JSON API, as the owner.
 func apiUser(t *testing.T, base, ownerEmail, role string) string {
 	t.Helper()
-	post := func(path, token string, body any, out any) int {
-		raw, _ := json.Marshal(body)
-		req, _ := http.NewRequest("POST", base+path, strings.NewReader(string(raw)))
-		req.Header.Set("Content-Type", "application/json")
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		if out != nil {
-			_ = json.NewDecoder(resp.Body).Decode(out)
-		}
-		return resp.StatusCode
-	}
 	var login struct{ AccessToken string }
-	if st := post("/auth/login", "", map[string]string{"email": ownerEmail, "password": "correct horse battery"}, &login); st != 200 {
+	if st := apptest.PostJSON(t, base+"/auth/login", "", map[string]string{"email": ownerEmail, "password": "correct horse battery"}, &login); st != 200 {
 		t.Fatalf("owner login: %d", st)
 	}
 	email := fmt.Sprintf("%s-%d@example.com", role, time.Now().UnixNano())
-	if st := post("/v1/users", login.AccessToken, map[string]string{"email": email, "password": "correct horse battery", "name": role, "role": role}, nil); st != 201 {
+	body := map[string]string{"email": email, "password": "correct horse battery", "name": role, "role": role}
+	if st := apptest.PostJSON(t, base+"/v1/users", login.AccessToken, body, nil); st != 201 {
 		t.Fatalf("create %s: %d", role, st)
 	}
 	return email
@@ -288,17 +246,24 @@ func TestRolesAreCheckedOnEveryRequest(t *testing.T) {
 	}
 }
 
+// refreshingSession signs up an owner on a server whose one-minute access
+// tokens are always within the refresh margin, so every request refreshes.
+func refreshingSession(t *testing.T) (base string, v *visitor, dashboard *url.URL) {
+	cfg := testConfig(t)
+	cfg.AuthTokenTTL = time.Minute
+	base = start(t, cfg)
+	v = newVisitor(t, base)
+	v.signUp("Acme", "owner@acme.test")
+	dashboard, _ = url.Parse(base + "/ui/")
+	return base, v, dashboard
+}
+
 // TestConcurrentRefreshKeepsTheSession makes every request refresh (a one-minute
 // token is always within the refresh margin) and sends many at once with the
 // same cookie, as a polling page and a click do: the rotation rules must not see
 // them as a stolen token, and the session must go on.
 func TestConcurrentRefreshKeepsTheSession(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.AuthTokenTTL = time.Minute
-	base := start(t, cfg)
-	v := newVisitor(t, base)
-	v.signUp("Acme", "owner@acme.test")
-	u, _ := url.Parse(base + "/ui/")
+	base, v, u := refreshingSession(t)
 	jar := v.c.Jar.Cookies(u)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -344,12 +309,7 @@ func TestConcurrentRefreshKeepsTheSession(t *testing.T) {
 }
 
 func TestSignOutRevokesTheSession(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.AuthTokenTTL = time.Minute
-	base := start(t, cfg)
-	v := newVisitor(t, base)
-	v.signUp("Acme", "owner@acme.test")
-	u, _ := url.Parse(base + "/ui/")
+	base, v, u := refreshingSession(t)
 	kept := cookie(v.c.Jar.Cookies(u), "causeway_session")
 	tok := v.csrf("/ui/incidents")
 	a := v.post("/ui/logout", url.Values{"csrf": {tok}})
