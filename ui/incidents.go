@@ -236,9 +236,11 @@ func newPassView(pp service.PassProgress) passView {
 	return pv
 }
 
+// isActive reports whether something is moving right now. An incident stays
+// remediating after its remediation ends, so that status alone does not count.
 func isActive(l *liveIncident) bool {
 	switch l.Incident.Status {
-	case models.StatusTriaging, models.StatusInvestigating, models.StatusRemediating:
+	case models.StatusTriaging, models.StatusInvestigating:
 		return true
 	}
 	if l.Latest != nil && l.Latest.Investigation.Status == models.InvestigationRunning {
