@@ -505,6 +505,25 @@ func TestDashboard(t *testing.T) {
 		t.Errorf("new endpoint secret %q", s)
 	}
 	b.screenshot(shots, "15-webhooks")
+
+	t.Log("reject with a reason, then resolve")
+	fourth := e.reinvestigate(t, b, incidentID, 4)
+	b.open(e.URL + "/ui/remediations/" + fourth + "/reject")
+	pages.add(b.measure("reject confirmation"))
+	b.fill("#reason", "Pool already recycled by hand")
+	b.submit("#confirm")
+	b.waitFor("the rejection", `document.querySelector("#rem-status .badge").innerText === "Rejected"`, 10*time.Second)
+	if r := e.remediation(t, owner, incidentID, fourth); r.Status != "rejected" || r.RejectReason != "Pool already recycled by hand" {
+		t.Fatalf("after rejecting: %s %q", r.Status, r.RejectReason)
+	}
+	b.open(e.URL + "/ui/incidents/" + incidentID)
+	b.fill("#note", "Pool resized to 40")
+	b.submit(`form[action$="/resolve"] button[type=submit]`)
+	b.waitFor("the resolution", `document.querySelector("#live-status").innerText === "Resolved."`, 30*time.Second)
+	if n := b.text(`String(document.querySelectorAll('form[action$="/resolve"], form[action$="/context"]').length)`); n != "0" {
+		t.Errorf("a resolved incident still offers %s forms", n)
+	}
+	b.screenshot(shots, "16-resolved")
 }
 
 // reinvestigate starts pass n from the incident page's "Investigate again now"
