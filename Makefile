@@ -33,7 +33,7 @@ WORKFLOWCHECK := $(TOOLS)/workflowcheck-$(WORKFLOWCHECK_VERSION)
 HELM          := $(TOOLS)/helm-$(HELM_VERSION)
 CHART         := deploy/helm/causeway
 
-.PHONY: run demo test unit fuzz test-race build lint fmt helm-check tools bench eval migrate clean
+.PHONY: run demo test unit fuzz test-race build lint fmt helm-check tools bench eval migrate screenshots clean
 
 ## run: the whole product on this machine — API, worker, embedded Temporal + UI, SQLite in ./data
 run:
@@ -93,6 +93,10 @@ $(HELM):
 bench:
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHTIME) -timeout 60m ./api ./models ./analyzer
 	$(GO) test -run='^$$' -bench=. -benchtime=$(BENCHPASSES) -timeout 30m ./e2e
+
+## screenshots: drive the dashboard in headless Chromium and keep a picture of every main page in test-output/screenshots
+screenshots:
+	CAUSEWAY_SCREENSHOTS_DIR=$(CURDIR)/test-output/screenshots $(GO) test -count=1 -run '^TestDashboard$$' -v -timeout 15m ./e2e
 
 ## eval: run the example scenarios through the real pipeline and print accuracy
 eval:

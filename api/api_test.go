@@ -2,10 +2,8 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -19,7 +17,7 @@ import (
 	"github.com/causeway/causeway/app"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/config"
-	"github.com/causeway/causeway/internal/testdb"
+	"github.com/causeway/causeway/internal/apptest"
 )
 
 // apiServer is the real router on a real database. Temporal points at a closed
@@ -30,33 +28,11 @@ type apiServer struct {
 	app *app.App
 }
 
-func apiConfig(t *testing.T) *config.Config {
-	return &config.Config{
-		HTTPAddr: "127.0.0.1:0", DataDir: t.TempDir(), LogLevel: "warn", DatabaseURL: testdb.URL(t),
-		TemporalNamespace: "default", TemporalTaskQueue: "causeway",
-		AuthJWTSecret: "api-test-secret-api-test-secret-0123", AuthIssuer: "causeway", AuthAudience: "causeway-api",
-		AuthTokenTTL: time.Hour, AuthRefreshTTL: 24 * time.Hour, AuthSignupEnabled: true,
-		SecretsKey:          "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
-		QuotaEventsPerMonth: 100, QuotaInvestigationsPerMonth: 10,
-		DataSourceAllowedNetworks: "127.0.0.0/8", DataSourceQueryTimeout: 10 * time.Second, DataSourceResultCap: 4096,
-		DataSourcePassBudget: 30 * time.Second, DataSourceMaxQueries: 60, DataSourceLookback: 30 * time.Minute,
-	}
-}
+func apiConfig(t *testing.T) *config.Config { return apptest.Config(t) }
 
 func startAPI(t *testing.T, cfg *config.Config) *apiServer {
 	t.Helper()
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Store.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Router())
-	t.Cleanup(func() { srv.Close(); a.Close() })
+	srv, a := apptest.Start(t, cfg)
 	return &apiServer{Server: srv, cfg: cfg, app: a}
 }
 

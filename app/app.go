@@ -31,6 +31,7 @@ import (
 	"github.com/causeway/causeway/providers"
 	"github.com/causeway/causeway/ratelimit"
 	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/ui"
 	"github.com/causeway/causeway/worker"
 )
 
@@ -131,7 +132,7 @@ func (a *App) Relay() *service.Relay {
 	return service.NewRelay(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
 }
 
-// Router builds the HTTP API.
+// Router builds the HTTP API with the dashboard beside it.
 func (a *App) Router() http.Handler {
 	c := a.Config
 	tokens := auth.NewTokens(c.AuthJWTSecret, c.AuthIssuer, c.AuthAudience, c.AuthTokenTTL, models.ValidRole)
@@ -142,7 +143,7 @@ func (a *App) Router() http.Handler {
 	incidents := service.NewIncidents(a.Store, a.Temporal, a.Dispatcher(), auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Log)
 	egressClient := egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate})
 	registry := providers.New(providers.Options{HTTPClient: egressClient})
-	return api.NewRouter(api.Deps{
+	d := api.Deps{
 		Log:                    a.Log,
 		Tokens:                 tokens,
 		Limiter:                a.Limiter,
@@ -160,7 +161,21 @@ func (a *App) Router() http.Handler {
 		Analytics:              service.NewAnalytics(a.Store),
 		DataSources:            service.NewDataSources(a.Store, a.sealer, a.DataSourceConnector()),
 		Ingest:                 service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Log),
+	}
+	dash, err := ui.New(ui.Options{
+		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
+		Investigations: d.Investigations, Remediations: d.Remediations, APIKeys: d.APIKeys,
+		WebhookEndpoints: d.WebhookEndpoints, Analytics: d.Analytics, PublicURL: c.PublicURL,
+		TemporalUIURL: c.TemporalUILink(), TemporalNamespace: c.TemporalNamespace, SignupEnabled: c.AuthSignupEnabled,
 	})
+	if err != nil {
+		// The templates are embedded and parsed by the ui package's tests, so
+		// this is a broken build; the API still serves without the dashboard.
+		a.Log.Error("dashboard disabled: its templates do not parse", slog.Any("error", err))
+	} else {
+		d.Dashboard = dash
+	}
+	return api.NewRouter(d)
 }
 
 // DataSourceConnector reaches the tenants' data sources under the operator's
@@ -175,6 +190,9 @@ func (a *App) DataSourceConnector() *datasources.Connector {
 	})
 	return a.connector
 }
+
+// DashboardURL is where people open the dashboard.
+func (a *App) DashboardURL() string { return a.PublicURL() + ui.Prefix + "/" }
 
 // PublicURL is where browsers and monitoring tools reach the API.
 func (a *App) PublicURL() string {

@@ -48,6 +48,10 @@ type Config struct {
 	TemporalEmbeddedPort int    `mapstructure:"temporal_embedded_port"`
 	TemporalTaskQueue    string `mapstructure:"temporal_task_queue"`
 
+	// TemporalUIURL is where the dashboard links each workflow in the Temporal
+	// Web UI; empty means the embedded UI at TemporalUIAddr.
+	TemporalUIURL string `mapstructure:"temporal_ui_url"`
+
 	AuthJWTSecret     string        `mapstructure:"auth_jwt_secret"`
 	AuthIssuer        string        `mapstructure:"auth_issuer"`
 	AuthAudience      string        `mapstructure:"auth_audience"`
@@ -139,6 +143,7 @@ var keys = map[string]any{
 	"temporal_address":               "",
 	"temporal_namespace":             "default",
 	"temporal_ui_addr":               "127.0.0.1:8233",
+	"temporal_ui_url":                "",
 	"temporal_embedded_port":         7233,
 	"temporal_task_queue":            "causeway",
 	"auth_jwt_secret":                "",
@@ -184,14 +189,7 @@ var keys = map[string]any{
 // not given are generated once and kept in the data dir, so tokens and encrypted
 // webhook secrets survive restarts of `make run`.
 func Load(path string, mode Mode) (*Config, error) {
-	v := viper.New()
-	for k, def := range keys {
-		v.SetDefault(k, def)
-	}
-	if mode == ModeDev {
-		v.SetDefault("egress_allow_private", true)
-		v.SetDefault("datasource_allowed_networks", devDataSourceNetworks)
-	}
+	v := withDefaults(mode)
 	v.SetEnvPrefix("CAUSEWAY")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
@@ -214,6 +212,33 @@ func Load(path string, mode Mode) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// withDefaults is a viper instance holding every key's default for mode.
+func withDefaults(mode Mode) *viper.Viper {
+	v := viper.New()
+	for k, def := range keys {
+		v.SetDefault(k, def)
+	}
+	if mode == ModeDev {
+		v.SetDefault("egress_allow_private", true)
+		v.SetDefault("datasource_allowed_networks", devDataSourceNetworks)
+	}
+	return v
+}
+
+// Defaults is the configuration of mode with nothing read from the
+// environment or a file: every setting at its documented default, secrets
+// empty. Tests start from it and set what they need, so a new setting with a
+// sensible default never breaks a configuration built in code.
+func Defaults(mode Mode) Config {
+	var c Config
+	if err := withDefaults(mode).Unmarshal(&c); err != nil {
+		// The defaults are literals of this file; failing to decode them is
+		// a programming error caught by the first test that calls this.
+		panic(fmt.Sprintf("config: decode defaults: %v", err))
+	}
+	return c
 }
 
 // Validate reports every problem at once, each naming the environment variable to fix.
@@ -243,6 +268,11 @@ func (c *Config) Validate() error {
 	}
 	if c.TemporalNamespace == "" {
 		bad("TEMPORAL_NAMESPACE", "must not be empty")
+	}
+	if c.TemporalUIURL != "" {
+		if u, err := url.Parse(c.TemporalUIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("TEMPORAL_UI_URL", "must be an absolute http:// or https:// URL, got %q", c.TemporalUIURL)
+		}
 	}
 	if c.TemporalEmbeddedPort < 0 || c.TemporalEmbeddedPort > 65535 {
 		bad("TEMPORAL_EMBEDDED_PORT", "must be a port number")
@@ -317,6 +347,15 @@ func (c *Config) TrustedProxyList() []string {
 	return out
 }
 
+// TemporalUILink is the base address of the Temporal Web UI the dashboard links
+// to: TemporalUIURL, or the embedded UI's address.
+func (c *Config) TemporalUILink() string {
+	if c.TemporalUIURL != "" {
+		return strings.TrimRight(c.TemporalUIURL, "/")
+	}
+	return "http://" + c.TemporalUIAddr
+}
+
 // LLMEnabled reports whether investigations use the configured LLM instead of the offline analyzer.
 func (c *Config) LLMEnabled() bool { return c.LLMBaseURL != "" && c.LLMModel != "" }
 
@@ -385,6 +424,7 @@ func (c *Config) Masked() map[string]any {
 		"TEMPORAL_ADDRESS":               c.TemporalAddress,
 		"TEMPORAL_NAMESPACE":             c.TemporalNamespace,
 		"TEMPORAL_UI_ADDR":               c.TemporalUIAddr,
+		"TEMPORAL_UI_URL":                c.TemporalUIURL,
 		"TEMPORAL_EMBEDDED_PORT":         c.TemporalEmbeddedPort,
 		"TEMPORAL_TASK_QUEUE":            c.TemporalTaskQueue,
 		"AUTH_JWT_SECRET":                mask(c.AuthJWTSecret),

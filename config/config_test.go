@@ -11,17 +11,12 @@ import (
 
 // valid is a production configuration that passes Validate.
 func valid() Config {
-	return Config{
-		HTTPAddr: "127.0.0.1:8080", DataDir: "/var/lib/causeway", LogLevel: "info",
-		DatabaseURL: "postgres://causeway@db:5432/causeway", RedisURL: "redis://redis:6379/0",
-		TemporalAddress: "temporal:7233", TemporalNamespace: "default", TemporalEmbeddedPort: 7233, TemporalTaskQueue: "causeway",
-		AuthJWTSecret: strings.Repeat("j", 32), AuthIssuer: "causeway", AuthAudience: "causeway-api",
-		AuthTokenTTL: time.Hour, AuthRefreshTTL: 720 * time.Hour,
-		SecretsKey:          "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
-		QuotaEventsPerMonth: 10000, QuotaInvestigationsPerMonth: 1000, RateLimitPerMinute: 1200, AuthRateLimitPerMinute: 60,
-		DataSourceQueryTimeout: 10 * time.Second, DataSourceResultCap: 4096, DataSourcePassBudget: 30 * time.Second,
-		DataSourceMaxQueries: 60, DataSourceLookback: 30 * time.Minute,
-	}
+	c := Defaults(ModeProduction)
+	c.DataDir = "/var/lib/causeway"
+	c.DatabaseURL, c.RedisURL, c.TemporalAddress = "postgres://causeway@db:5432/causeway", "redis://redis:6379/0", "temporal:7233"
+	c.AuthJWTSecret = strings.Repeat("j", 32)
+	c.SecretsKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	return c
 }
 
 func TestValidateAcceptsAValidConfig(t *testing.T) {

@@ -82,31 +82,18 @@ func (s *syncBuffer) String() string {
 
 // testConfig is a valid configuration for t; mutate it before newEnvWith.
 func testConfig(t testing.TB) *config.Config {
-	return &config.Config{
-		HTTPAddr:                    "127.0.0.1:0",
-		DataDir:                     t.TempDir(),
-		LogLevel:                    "warn",
-		DatabaseURL:                 testdb.URL(t),
-		TemporalNamespace:           stack.Namespace(),
-		TemporalTaskQueue:           "causeway-" + auth.RandomToken(6),
-		AuthJWTSecret:               auth.RandomToken(32),
-		AuthIssuer:                  "causeway",
-		AuthAudience:                "causeway-api",
-		AuthTokenTTL:                time.Hour,
-		AuthRefreshTTL:              24 * time.Hour,
-		AuthSignupEnabled:           true,
-		SecretsKey:                  "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
-		EgressAllowPrivate:          true,
-		QuotaEventsPerMonth:         10000,
-		QuotaInvestigationsPerMonth: 1000,
-		RateLimitPerMinute:          0,
-		DataSourceAllowedNetworks:   "127.0.0.0/8,::1/128",
-		DataSourceQueryTimeout:      10 * time.Second,
-		DataSourceResultCap:         4096,
-		DataSourcePassBudget:        30 * time.Second,
-		DataSourceMaxQueries:        60,
-		DataSourceLookback:          30 * time.Minute,
-	}
+	c := config.Defaults(config.ModeProduction)
+	c.HTTPAddr, c.DataDir, c.LogLevel, c.DatabaseURL = "127.0.0.1:0", t.TempDir(), "warn", testdb.URL(t)
+	c.TemporalNamespace, c.TemporalTaskQueue = stack.Namespace(), "causeway-"+auth.RandomToken(6)
+	c.AuthJWTSecret, c.AuthSignupEnabled = auth.RandomToken(32), true
+	c.AuthTokenTTL, c.AuthRefreshTTL = time.Hour, 24*time.Hour
+	c.SecretsKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	c.EgressAllowPrivate = true
+	c.QuotaEventsPerMonth, c.QuotaInvestigationsPerMonth = 10000, 1000
+	// Tests that exercise the limits set them; the rest must not trip them.
+	c.RateLimitPerMinute, c.AuthRateLimitPerMinute = 0, 0
+	c.DataSourceAllowedNetworks = "127.0.0.0/8,::1/128"
+	return &c
 }
 
 func newEnv(t testing.TB) *env { return newEnvWith(t, testConfig(t)) }

@@ -111,19 +111,23 @@ func runAll(ctx context.Context, cfgPath string) error {
 	a, temporalAddr, uiURL := e.app, cfg.TemporalAddress, ""
 	if e.stack != nil {
 		temporalAddr, uiURL = e.stack.FrontendAddress(), e.stack.UIURL()
+		if cfg.TemporalUIURL == "" && uiURL != "" {
+			// The embedded UI may have picked its port: link to where it is.
+			cfg.TemporalUIURL = uiURL
+		}
 	}
 	go a.Dispatcher().Run(ctx, time.Second)
 	go a.Relay().Run(ctx, time.Second)
 
-	printBanner(a.PublicURL(), uiURL, temporalAddr)
+	printBanner(a.PublicURL(), a.DashboardURL(), uiURL, temporalAddr)
 	return a.Serve(ctx, a.Router())
 }
 
-func printBanner(apiURL, uiURL, temporalAddr string) {
-	fmt.Printf("\nCauseway is running.\n\n  API          %s\n", apiURL)
+func printBanner(apiURL, dashboardURL, uiURL, temporalAddr string) {
+	fmt.Printf("\nCauseway is running.\n\n  Dashboard    %s\n  API          %s\n", dashboardURL, apiURL)
 	if uiURL != "" {
 		fmt.Printf("  Temporal UI  %s\n", uiURL)
 	}
-	fmt.Printf("  Temporal     %s\n\nSign up:\n  curl -s -X POST %s/auth/signup -H 'Content-Type: application/json' -d '{\"tenantName\":\"Acme\",\"email\":\"you@example.com\",\"password\":\"change-me-please\",\"name\":\"You\"}'\n\n",
-		temporalAddr, apiURL)
+	fmt.Printf("  Temporal     %s\n\nSign up in the dashboard (%ssignup), or with curl:\n  curl -s -X POST %s/auth/signup -H 'Content-Type: application/json' -d '{\"tenantName\":\"Acme\",\"email\":\"you@example.com\",\"password\":\"change-me-please\",\"name\":\"You\"}'\n\n",
+		temporalAddr, dashboardURL, apiURL)
 }
