@@ -166,17 +166,34 @@ func (b *browser) call(f func(ctx context.Context) error) {
 // eval evaluates js and decodes its JSON result into out.
 func (b *browser) eval(js string, out any) {
 	b.t.Helper()
+	if err := b.tryEval(js, out); err != nil {
+		b.t.Fatalf("evaluate %q: %v", js, err)
+	}
+}
+
+// tryEval is eval that returns its error.
+func (b *browser) tryEval(js string, out any) error {
 	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
 	defer cancel()
 	raw, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](js, chromedp.EvalAwaitPromise))
 	if err != nil {
-		b.t.Fatalf("evaluate %q: %v", js, err)
+		return err
 	}
 	if out != nil {
 		if err := json.Unmarshal(raw, out); err != nil {
-			b.t.Fatalf("evaluate %q: decode %s: %v", js, raw, err)
+			return fmt.Errorf("decode %s: %w", raw, err)
 		}
 	}
+	return nil
+}
+
+// navigating reports whether err only says the page was being replaced while
+// it was asked something (a redirect, a form's answer arriving): asking again
+// is the right reaction.
+func navigating(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "navigated or closed") || strings.Contains(msg, "context was destroyed") ||
+		strings.Contains(msg, "Cannot find context")
 }
 
 func (b *browser) text(js string) string {
@@ -199,7 +216,9 @@ func (b *browser) waitFor(what, js string, within time.Duration) {
 	deadline := time.Now().Add(within)
 	for {
 		var ok bool
-		b.eval("Boolean("+js+")", &ok)
+		if err := b.tryEval("Boolean("+js+")", &ok); err != nil && !navigating(err) {
+			b.t.Fatalf("evaluate %q: %v", js, err)
+		}
 		if ok {
 			return
 		}
