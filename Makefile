@@ -14,7 +14,7 @@ BENCHTIME ?= 3000x
 BENCHPASSES ?= 50x
 FUZZ_TARGETS := FuzzCustom FuzzDatadog FuzzAlertmanager FuzzGrafana FuzzPagerduty FuzzSNS FuzzSentry FuzzNewrelic FuzzOpsgenie FuzzAzure FuzzGCP
 
-.PHONY: run test unit fuzz build lint fmt bench eval migrate clean
+.PHONY: run test unit fuzz test-faults build lint fmt bench eval migrate clean
 
 ## run: the whole product on this machine — API, worker, embedded Temporal + UI, SQLite in ./data
 run:
@@ -29,6 +29,11 @@ unit:
 
 fuzz:
 	@FUZZTIME=$(FUZZTIME) ./scripts/fuzz $(FUZZ_TARGETS)
+
+## test-faults: stop PostgreSQL, Temporal, Redis, the LLM endpoint and the worker under a running Causeway (private instances; ~8 min)
+test-faults:
+	$(GO) vet -tags faults ./e2e
+	$(GO) test -tags faults -count=1 -timeout 20m -run '^TestFault' ./e2e
 
 ## build: the three binaries into ./bin
 build:

@@ -88,6 +88,13 @@ func newEnvWith(t testing.TB, cfg *config.Config) *env { return startEnv(t, cfg,
 // task queue, so a test can run the worker as a separate process.
 func startEnv(t testing.TB, cfg *config.Config, withWorker bool) *env {
 	t.Helper()
+	return startEnvOn(t, cfg, stack.FrontendAddress(), withWorker)
+}
+
+// startEnvOn is startEnv against the Temporal frontend at temporalAddr, for
+// tests that run (and stop) a server of their own.
+func startEnvOn(t testing.TB, cfg *config.Config, temporalAddr string, withWorker bool) *env {
+	t.Helper()
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
@@ -96,7 +103,7 @@ func startEnv(t testing.TB, cfg *config.Config, withWorker bool) *env {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	a, err := app.New(ctx, cfg, log, stack.FrontendAddress())
+	a, err := app.New(ctx, cfg, log, temporalAddr)
 	if err != nil {
 		t.Fatalf("app: %v", err)
 	}
