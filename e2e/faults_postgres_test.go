@@ -7,14 +7,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/workflows"
 )
@@ -22,14 +25,16 @@ import (
 // Shape of the PostgreSQL outage: a burst of pgAlerts unique alerts from
 // pgSenders goroutines, the database crashed once pgCrashAfter of them were
 // answered, and kept down for pgOutage while the rest of the burst and the
-// other checks hit it. pgInvestigations is the tenant's investigation quota,
-// so a few workflows are investigating (and writing) when the database goes.
+// other checks hit it. pgPassesInFlight incidents have an investigation pass
+// running when it goes, and pgInvestigations is the tenant's investigation
+// quota, so the alerts' workflows investigate a few and park the rest open.
 const (
 	pgAlerts         = 240
 	pgSenders        = 8
 	pgCrashAfter     = 80
 	pgOutage         = 20 * time.Second
 	pgInvestigations = 12
+	pgPassesInFlight = 3
 )
 
 // burst sends one signed custom alert per body from senders goroutines and
@@ -79,9 +84,15 @@ func expectUnavailable(t *testing.T, e *env, method, path, token string, body an
 // every incident gets exactly one workflow, and every workflow settles.
 func TestFaultPostgresStoppedMidBurst(t *testing.T) {
 	pg := startPostgres(t)
+	// Agents answer from an LLM that takes a few seconds, so the passes begun
+	// before the burst are waiting for it when the database goes.
+	llm := &fakeLLM{calls: map[string]int{}, behavior: map[string]string{}, delay: 4 * time.Second}
+	llmSrv := httptest.NewServer(llm)
+	t.Cleanup(llmSrv.Close)
 	cfg := testConfig(t)
 	cfg.DatabaseURL = pg.URL()
 	cfg.QuotaInvestigationsPerMonth = pgInvestigations
+	cfg.LLMBaseURL, cfg.LLMModel, cfg.LLMAPIKey = llmSrv.URL+"/v1", "fake-model", "sk-test"
 	e := newEnvWith(t, cfg)
 	token, tenantID := e.signup(t, "pg-fault")
 	key, secret := e.hookKey(t, token)
@@ -98,6 +109,20 @@ func TestFaultPostgresStoppedMidBurst(t *testing.T) {
 	}
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: pgSenders}}
 	t.Cleanup(client.CloseIdleConnections)
+
+	// Investigation passes in flight when the database goes: their agents
+	// read and write it.
+	var inFlight []string
+	for i := range pgPassesInFlight {
+		id := e.openIncident(t, token, fmt.Sprintf("Checkout errors %d", i), "Checkout API fails with FATAL: too many connections for role app")
+		if st := e.call(t, "POST", "/v1/investigation/"+id+"/start", token, map[string]any{"agents": analyzer.Roles}, nil); st != http.StatusAccepted {
+			t.Fatalf("start pass: %d", st)
+		}
+		inFlight = append(inFlight, id)
+	}
+	eventually(t, 30*time.Second, "every agent of those passes to be asking the LLM", func() bool {
+		return llm.total() == pgPassesInFlight*len(analyzer.Roles)
+	})
 
 	crashed := make(chan struct{})
 	var once sync.Once
@@ -198,6 +223,27 @@ func TestFaultPostgresStoppedMidBurst(t *testing.T) {
 	t.Logf("retried %d alerts after recovery: %d had been committed before the crash took the answer (409), %d recorded now",
 		len(retry), committedBefore, len(retry)-committedBefore)
 	e.openIncident(t, token, "Disk full", "node-3 disk is 100% full")
+	// The passes in flight when the database went down waited for it: their
+	// agents could not record their reports, ran out of attempts during the
+	// outage and asked again once it was over; every agent reported.
+	waited, whole := 0, 0
+	for _, id := range inFlight {
+		res := e.awaitInvestigation(t, token, id, 2*time.Minute)
+		if res.Status != models.InvestigationCompleted || completedAgents(res) != len(analyzer.Roles) {
+			t.Errorf("pass of %s in flight at the crash: %s, coverage %+v; want completed by every agent", id, res.Status, res.Coverage)
+		} else {
+			whole++
+		}
+		for _, role := range analyzer.Roles {
+			if e.activityRuns(t, workflows.AgentWorkflowID(id, 1, role)) > 1 {
+				waited++
+			}
+		}
+	}
+	if waited != pgPassesInFlight*len(analyzer.Roles) {
+		t.Errorf("%d agents asked again after the outage, want all %d: the crash did not catch them waiting", waited, pgPassesInFlight*len(analyzer.Roles))
+	}
+	t.Logf("passes in flight at the crash: %d of %d completed by every agent; %d agents waited out the outage", whole, len(inFlight), waited)
 
 	// Nothing half-written: one incident per alert, the one its 202 named; one
 	// first timeline entry per incident and none without its incident; the
@@ -238,13 +284,13 @@ func TestFaultPostgresStoppedMidBurst(t *testing.T) {
 	if err := db.Where("tenant_id = ?", tenantID).First(&usage).Error; err != nil {
 		t.Fatal(err)
 	}
-	wantIncidents := int64(len(bodies) + 1)
+	wantIncidents := int64(len(bodies) + pgPassesInFlight + 1)
 	if incidents != wantIncidents || firstEntries != incidents || orphanEntries != 0 || int64(usage.Events) != incidents {
 		t.Errorf("incidents %d (want %d), first timeline entries %d, orphan entries %d, events spent %d",
 			incidents, wantIncidents, firstEntries, orphanEntries, usage.Events)
 	}
-	t.Logf("recorded: %d incidents (%d alerts + 1 manual), %d first entries, %d orphans, %d events spent",
-		incidents, len(bodies), firstEntries, orphanEntries, usage.Events)
+	t.Logf("recorded: %d incidents (%d alerts + %d manual), %d first entries, %d orphans, %d events spent",
+		incidents, len(bodies), pgPassesInFlight+1, firstEntries, orphanEntries, usage.Events)
 
 	// Every incident gets exactly one workflow, and every workflow settles:
 	// investigated while the quota lasted, open after it (none left triaging or
@@ -306,4 +352,22 @@ func mustJSON(v any) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// activityRuns counts the activities a workflow scheduled (each one's retries
+// are attempts of it, not new activities).
+func (e *env) activityRuns(t *testing.T, workflowID string) int {
+	t.Helper()
+	n := 0
+	iter := e.Temporal.GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		if err != nil {
+			t.Fatalf("history of %s: %v", workflowID, err)
+		}
+		if ev.GetActivityTaskScheduledEventAttributes() != nil {
+			n++
+		}
+	}
+	return n
 }
