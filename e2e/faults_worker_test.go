@@ -21,6 +21,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 
+	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/workflows"
 )
@@ -148,7 +149,9 @@ func TestFaultWorkerKilledDuringRemediations(t *testing.T) {
 	workers.start()
 	owner, tenantID := e.signup(t, "worker-kill")
 	key, secret := e.hookKey(t, owner)
-	e.createRunbook(t, owner, "scale out and verify",
+	// The runbook matches every category, so each pass proposes it. Step 2
+	// declares that its target honours Idempotency-Key.
+	steps := []any{
 		map[string]any{"type": "http", "description": "scale out (not idempotent)",
 			"params": map[string]any{"method": "POST", "url": srv.URL + "/plain/{{.IncidentID}}", "expectStatus": 200}},
 		map[string]any{"type": "wait", "description": "let it settle", "params": map[string]any{"duration": "1s"}},
@@ -156,7 +159,11 @@ func TestFaultWorkerKilledDuringRemediations(t *testing.T) {
 			"params": map[string]any{"method": "POST", "url": srv.URL + "/keyed/{{.IncidentID}}", "expectStatus": 200, "idempotent": true}},
 		map[string]any{"type": "verification", "description": "service answers",
 			"params": map[string]any{"url": srv.URL + "/verify/{{.IncidentID}}", "expectStatus": 200, "timeout": "5s", "retries": 3}},
-	)
+	}
+	if st, raw, _ := e.raw(t, "POST", "/v1/runbooks", owner, map[string]any{"name": "scale out and verify", "description": "fault test",
+		"match": map[string]any{"categories": analyzer.Categories}, "steps": steps}); st != http.StatusCreated {
+		t.Fatalf("create runbook: %d %s", st, raw)
+	}
 
 	// The killer: SIGKILL at random moments until every incident is done, each
 	// time starting a new worker after a random pause. Uniformly random moments
