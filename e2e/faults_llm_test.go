@@ -3,14 +3,11 @@
 package e2e
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
-
-	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/models"
@@ -178,16 +175,8 @@ func (e *env) agentsRetried(t *testing.T, incidentID string, roles []string) int
 	t.Helper()
 	n := 0
 	for _, role := range roles {
-		iter := e.Temporal.GetWorkflowHistory(context.Background(), workflows.AgentWorkflowID(incidentID, 1, role), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		for iter.HasNext() {
-			ev, err := iter.Next()
-			if err != nil {
-				t.Fatalf("history of agent %s: %v", role, err)
-			}
-			if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && a.GetAttempt() > 1 {
-				n++
-				break
-			}
+		if _, attempts := e.activityAttempts(t, workflows.AgentWorkflowID(incidentID, 1, role)); attempts > 1 {
+			n++
 		}
 	}
 	return n
