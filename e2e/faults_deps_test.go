@@ -132,7 +132,7 @@ func pickPort(t *testing.T) int {
 }
 
 // waitUntil polls ready every 100 ms until it returns nil, the process exits or
-// the deadline passes.
+// the deadline passes; a process that never became ready is killed.
 func waitUntil(p *proc, within time.Duration, ready func() error) error {
 	deadline := time.Now().Add(within)
 	for {
@@ -144,9 +144,27 @@ func waitUntil(p *proc, within time.Duration, ready func() error) error {
 			return fmt.Errorf("%s exited: %v", p.name, err)
 		}
 		if time.Now().After(deadline) {
+			p.kill()
 			return fmt.Errorf("%s not ready after %s: %w", p.name, within, err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// onFreePort runs launch on a free port, and on another one when it fails (the
+// port may be taken between choosing and binding it), and returns the port.
+func onFreePort(t *testing.T, what string, launch func(port int) error) int {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		port := pickPort(t)
+		err := launch(port)
+		if err == nil {
+			return port
+		}
+		if attempt == 2 {
+			t.Fatalf("start %s: %v", what, err)
+		}
+		t.Logf("start %s on port %d: %v; trying another port", what, port, err)
 	}
 }
 
@@ -239,17 +257,8 @@ func startPostgres(t *testing.T) *pgCluster {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	for attempt := 0; ; attempt++ {
-		c.port = pickPort(t)
-		err := c.launch()
-		if err == nil {
-			return c
-		}
-		if attempt == 2 {
-			t.Fatalf("start postgres: %v", err)
-		}
-		t.Logf("start postgres on port %d: %v; trying another port", c.port, err)
-	}
+	onFreePort(t, "postgres", func(port int) error { c.port = port; return c.launch() })
+	return c
 }
 
 func (c *pgCluster) dataDir() string { return filepath.Join(c.root, "data") }
@@ -272,7 +281,7 @@ func (c *pgCluster) launch() error {
 		return err
 	}
 	c.proc = p
-	err = waitUntil(p, 30*time.Second, func() error {
+	return waitUntil(p, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		conn, err := pgconn.Connect(ctx, c.URL())
@@ -281,10 +290,6 @@ func (c *pgCluster) launch() error {
 		}
 		return conn.Close(ctx)
 	})
-	if err != nil {
-		p.kill()
-	}
-	return err
 }
 
 // Crash stops the server the way a crash looks to its clients: an immediate
@@ -319,17 +324,8 @@ func startRedis(t *testing.T) *redisServer {
 	}
 	r := &redisServer{t: t, bin: bin}
 	cleanup(t, func() *proc { return r.proc })
-	for attempt := 0; ; attempt++ {
-		r.port = pickPort(t)
-		err := r.launch()
-		if err == nil {
-			return r
-		}
-		if attempt == 2 {
-			t.Fatalf("start redis-server: %v", err)
-		}
-		t.Logf("start redis-server on port %d: %v; trying another port", r.port, err)
-	}
+	onFreePort(t, "redis-server", func(port int) error { r.port = port; return r.launch() })
+	return r
 }
 
 // URL is the redis:// URL of the server.
@@ -346,15 +342,11 @@ func (r *redisServer) launch() error {
 	opts, _ := redis.ParseURL(r.URL())
 	rc := redis.NewClient(opts)
 	defer rc.Close()
-	err = waitUntil(p, 15*time.Second, func() error {
+	return waitUntil(p, 15*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		return rc.Ping(ctx).Err()
 	})
-	if err != nil {
-		p.kill()
-	}
-	return err
 }
 
 // Kill ends the server with SIGKILL: its state is gone, as after a crash.
@@ -431,16 +423,10 @@ type switchableServer struct {
 func newSwitchableServer(t *testing.T, h http.Handler) *switchableServer {
 	t.Helper()
 	s := &switchableServer{t: t, handler: h}
-	for attempt := 0; ; attempt++ {
-		s.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(pickPort(t)))
-		err := s.listen()
-		if err == nil {
-			break
-		}
-		if attempt == 2 {
-			t.Fatal(err)
-		}
-	}
+	onFreePort(t, "the switchable server", func(port int) error {
+		s.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		return s.listen()
+	})
 	t.Cleanup(s.Off)
 	return s
 }
@@ -563,6 +549,20 @@ func (e *env) awaitHealth(t *testing.T, within time.Duration, overall string, se
 		return true
 	})
 	return h
+}
+
+// endOutage lets the outage that began at downAt last at least d, brings the
+// dependency back with restart, waits until /health/detailed reports service
+// healthy again, and logs both durations. It returns when restart returned.
+func (e *env) endOutage(t *testing.T, service string, downAt time.Time, d time.Duration, restart func()) time.Time {
+	t.Helper()
+	time.Sleep(time.Until(downAt.Add(d)))
+	restart()
+	upAt := time.Now()
+	e.awaitHealth(t, time.Minute, "healthy", map[string]string{service: "healthy"})
+	t.Logf("%s down %s; Causeway healthy again %s after it came back", service, upAt.Sub(downAt).Round(time.Millisecond),
+		time.Since(upAt).Round(time.Millisecond))
+	return upAt
 }
 
 // statusCounts tallies answers by status (0: no answer) for the test log.

@@ -192,15 +192,8 @@ func TestFaultPostgresStoppedMidBurst(t *testing.T) {
 		refused++
 	}
 	t.Logf("while down: %d further requests, each answered 503 unavailable", refused)
-	if rest := pgOutage - time.Since(downAt); rest > 0 {
-		time.Sleep(rest)
-	}
-
 	// Back up, with the same Causeway processes.
-	pg.Restart()
-	upAt := time.Now()
-	e.awaitHealth(t, 30*time.Second, "healthy", map[string]string{"postgres": "healthy"})
-	t.Logf("database down %s; Causeway healthy again %s after it restarted", upAt.Sub(downAt).Round(time.Millisecond), time.Since(upAt).Round(time.Millisecond))
+	e.endOutage(t, "postgres", downAt, pgOutage, pg.Restart)
 
 	// Retrying every unacknowledged alert records it once: 202 if the crash lost
 	// it, 409 naming the incident if its commit made it before the crash.

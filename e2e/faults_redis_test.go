@@ -91,6 +91,7 @@ func TestFaultRedisDown(t *testing.T) {
 	t.Logf("Redis up: %d allowed, %d limited of %d in %s", up.allowed, up.limited, n, up.elapsed.Round(time.Millisecond))
 
 	rd.Kill()
+	downAt := time.Now()
 	h := e.awaitHealth(t, 10*time.Second, "degraded", map[string]string{"redis": "unhealthy", "postgres": "healthy", "temporal": "healthy"})
 	t.Logf("health while Redis is down: %+v", h)
 	down := limitedBurst(t, e, tokenDown, n)
@@ -111,8 +112,7 @@ func TestFaultRedisDown(t *testing.T) {
 	}
 	t.Logf("Redis down: %d of %d allowed in %s, alert %d", down.allowed, n, down.elapsed.Round(time.Millisecond), st)
 
-	rd.Restart()
-	e.awaitHealth(t, 30*time.Second, "healthy", map[string]string{"redis": "healthy"})
+	e.endOutage(t, "redis", downAt, 0, rd.Restart)
 	back := limitedBurst(t, e, tokenBack, n)
 	expectLimited(t, "Redis back", back, n)
 	t.Logf("Redis back: %d allowed, %d limited of %d in %s", back.allowed, back.limited, n, back.elapsed.Round(time.Millisecond))

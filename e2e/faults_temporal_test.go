@@ -95,14 +95,7 @@ func TestFaultTemporalUnreachable(t *testing.T) {
 	if st := e.call(t, "GET", "/v1/incidents/"+manualDuring, token, nil, nil); st != http.StatusOK {
 		t.Errorf("GET an incident while Temporal is down: %d", st)
 	}
-	if rest := tmOutage - time.Since(downAt); rest > 0 {
-		time.Sleep(rest)
-	}
-
-	ts.Restart()
-	upAt := time.Now()
-	e.awaitHealth(t, 60*time.Second, "healthy", map[string]string{"temporal": "healthy"})
-	t.Logf("Temporal down %s; Causeway healthy again %s after it restarted", upAt.Sub(downAt).Round(time.Millisecond), time.Since(upAt).Round(time.Millisecond))
+	upAt := e.endOutage(t, "temporal", downAt, tmOutage, ts.Restart)
 
 	// Every acknowledged incident gets exactly one workflow.
 	var incidents int64

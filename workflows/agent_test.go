@@ -8,9 +8,22 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
 
 	"github.com/causeway/causeway/activities"
 )
+
+// mockRunAgent answers the database agent's RunAgent with answer(n) on the n-th
+// call (from 1) and returns the call counter.
+func mockRunAgent(env *testsuite.TestWorkflowEnvironment, answer func(n int) (activities.AgentSummary, error)) *int {
+	calls := 0
+	env.OnActivity(activities.NameRunAgent, mock.Anything, agentIn("database")).Return(
+		func(context.Context, activities.AgentInput) (activities.AgentSummary, error) {
+			calls++
+			return answer(calls)
+		})
+	return &calls
+}
 
 // TestAgentWaitsOutTheDatabase shows an agent whose every attempt found the
 // database away pauses and asks again, and reports once the database answers,
@@ -18,22 +31,19 @@ import (
 func TestAgentWaitsOutTheDatabase(t *testing.T) {
 	env := newEnv(t)
 	storeDown := temporal.NewApplicationError("the database is unavailable", activities.ErrTypeStoreUnavailable)
-	calls := 0
-	env.OnActivity(activities.NameRunAgent, mock.Anything, agentIn("database")).Return(
-		func(context.Context, activities.AgentInput) (activities.AgentSummary, error) {
-			calls++
-			if calls <= 6 { // the preset's 4 attempts, then 2 of the next run's
-				return activities.AgentSummary{}, storeDown
-			}
-			return activities.AgentSummary{AgentRole: "database", Findings: 1, Summary: "pool exhausted"}, nil
-		})
+	calls := mockRunAgent(env, func(n int) (activities.AgentSummary, error) {
+		if n <= 6 { // the preset's 4 attempts, then 2 of the next run's
+			return activities.AgentSummary{}, storeDown
+		}
+		return activities.AgentSummary{AgentRole: "database", Findings: 1, Summary: "pool exhausted"}, nil
+	})
 	env.ExecuteWorkflow(AgentWorkflowName, agentIn("database"))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
 	var out activities.AgentSummary
 	require.NoError(t, env.GetWorkflowResult(&out))
 	require.Equal(t, "pool exhausted", out.Summary)
-	require.Equal(t, 7, calls)
+	require.Equal(t, 7, *calls)
 	require.GreaterOrEqual(t, env.Now().Sub(t0), storeWaitInterval, "the agent asks again only after a pause")
 }
 
@@ -43,15 +53,10 @@ func TestAgentWaitsOutTheDatabase(t *testing.T) {
 func TestAgentLLMOutageStillEnds(t *testing.T) {
 	env := newEnv(t)
 	llmDown := temporal.NewApplicationError("llm: request failed: connection refused", activities.ErrTypeLLMUnavailable)
-	calls := 0
-	env.OnActivity(activities.NameRunAgent, mock.Anything, agentIn("database")).Return(
-		func(context.Context, activities.AgentInput) (activities.AgentSummary, error) {
-			calls++
-			return activities.AgentSummary{}, llmDown
-		})
+	calls := mockRunAgent(env, func(int) (activities.AgentSummary, error) { return activities.AgentSummary{}, llmDown })
 	env.ExecuteWorkflow(AgentWorkflowName, agentIn("database"))
 	require.True(t, env.IsWorkflowCompleted())
 	require.True(t, hasErrorType(env.GetWorkflowError(), activities.ErrTypeLLMUnavailable), "%v", env.GetWorkflowError())
-	require.Equal(t, 4, calls)
+	require.Equal(t, 4, *calls)
 	require.Less(t, env.Now().Sub(t0), time.Minute)
 }
