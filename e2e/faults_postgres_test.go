@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -243,6 +244,9 @@ func TestFaultPostgresStoppedMidBurst(t *testing.T) {
 	}
 	t.Logf("passes in flight at the crash: %d of %d completed by every agent; %d agents met the outage, %d of them waited past their retries",
 		whole, len(inFlight), met, waited)
+	if os.Getenv("CAUSEWAY_WRITE_HISTORIES") != "" {
+		e.writeHistory(t, workflows.AgentWorkflowID(inFlight[0], 1, analyzer.RoleDatabase), "agent-waited-for-store.json")
+	}
 
 	// Nothing half-written: one incident per alert, the one its 202 named; one
 	// first timeline entry per incident and none without its incident; the

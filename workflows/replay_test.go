@@ -21,6 +21,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 		"incident.json", "investigation.json", "remediation.json",
 		// Recorded before approvals expired (versionApprovalExpiry): still replays.
 		"remediation-before-approval-expiry.json",
+		// An agent whose attempts all met a database outage, waiting it out
+		// (versionAgentWaitsForStore).
+		"agent-waited-for-store.json",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "histories", name)); err != nil {
