@@ -1,12 +1,13 @@
 //go:build faults
 
+package e2e
+
 // The fault tests (make test-faults) stop dependencies while Causeway runs. The
 // machine's shared PostgreSQL and Redis serve other test runs at the same time,
 // so every dependency a test stops is a private one it starts itself: a
 // throwaway PostgreSQL cluster, a redis-server and an embedded Temporal server
 // with its own persistence. Each is a process (or server) this file starts and
 // stops by its own id, also when the test fails.
-package e2e
 
 import (
 	"bytes"
