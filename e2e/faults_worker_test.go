@@ -37,8 +37,8 @@ import (
 const (
 	wkIncidents = 50
 	wkMaxKills  = 16
-	wkKillMin   = 2 * time.Second
-	wkKillMax   = 8 * time.Second
+	wkKillMin   = 1500 * time.Millisecond
+	wkKillMax   = 5 * time.Second
 	wkKillWhile = 10
 )
 
