@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/models"
 )
@@ -44,6 +45,11 @@ type Activities struct {
 	// SQLTargets maps the names sql_migration steps may use to their DSNs
 	// (CAUSEWAY_SQL_TARGETS), so runbooks never carry connection strings.
 	SQLTargets map[string]string
+	// DataSources reaches the tenants' data sources through the guarded
+	// client and dialer with the operator's allowlist; nil disables gathering.
+	DataSources *datasources.Connector
+	// Gathering bounds each pass's data-source queries.
+	Gathering Gathering
 }
 
 // TimelineInput is one timeline entry to record. DedupKey is derived from the

@@ -56,7 +56,8 @@ type DeliverOutput struct {
 	RetryAfter time.Duration
 }
 
-// EventEnvelope is the body of every outbound event (DESIGN.md §4); Data is the
+// EventEnvelope is the body of every outbound event, the same for every kind so a
+// receiver can route on Type before it reads Data (docs/data-flow.md); Data is the
 // payload recorded with the state change.
 type EventEnvelope struct {
 	ID        string          `json:"id"`

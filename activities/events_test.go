@@ -230,7 +230,9 @@ func TestDeliverEventRecordsEveryFailedAttempt(t *testing.T) {
 		t.Errorf("attempt log %+v", atts)
 	}
 	var d models.EventDelivery
-	f.store.DB().Where("id = ?", f.delivery).Take(&d)
+	if err := f.store.DB().Where("id = ?", f.delivery).Take(&d).Error; err != nil {
+		t.Fatal(err)
+	}
 	if d.Status != models.DeliveryFailed || d.Attempts != 4 || d.CompletedAt == nil {
 		t.Errorf("delivery %+v", d)
 	}
@@ -261,12 +263,16 @@ func TestDeliverEventGoneDisablesEndpoint(t *testing.T) {
 	}
 	// A disabled endpoint gets no new deliveries.
 	evt := models.OutboxEvent{ID: "evt_2", TenantID: "ten_1", Type: models.EventInvestigationCompleted, Payload: "{}", CreatedAt: time.Now().UTC()}
-	f.store.DB().Create(&evt)
-	if _, err := f.store.FanOutEvents(context.Background(), time.Now().UTC(), 10); err != nil {
+	if err := f.store.DB().Create(&evt).Error; err != nil {
 		t.Fatal(err)
 	}
+	if n, err := f.store.FanOutEvents(context.Background(), time.Now().UTC(), 10); err != nil || n != 1 {
+		t.Fatalf("fan out of evt_2: %d, %v; want the event dispatched", n, err)
+	}
 	var n int64
-	f.store.DB().Model(&models.EventDelivery{}).Where("event_id = ?", "evt_2").Count(&n)
+	if err := f.store.DB().Model(&models.EventDelivery{}).Where("event_id = ?", "evt_2").Count(&n).Error; err != nil {
+		t.Fatal(err)
+	}
 	if n != 0 {
 		t.Errorf("disabled endpoint got %d new deliveries", n)
 	}
@@ -274,18 +280,32 @@ func TestDeliverEventGoneDisablesEndpoint(t *testing.T) {
 
 func TestFanOutIsIdempotentAndFiltersSubscriptions(t *testing.T) {
 	f := newFixture(t, "https://example.com/hook", 0)
+	ctx := context.Background()
 	other := models.WebhookEndpoint{ID: "whe_2", TenantID: "ten_1", URL: "https://example.com/other", Status: models.EndpointActive,
-		Events: []string{models.EventRemediationFailed}, SecretEnc: "x"}
-	f.store.CreateWebhookEndpoint(context.Background(), &other)
-	// Redo the fan-out as a relay that crashed before marking the event would.
-	f.store.DB().Model(&models.OutboxEvent{}).Where("id = ?", f.event.ID).Update("delivered_at", nil)
-	if _, err := f.store.FanOutEvents(context.Background(), time.Now().UTC(), 10); err != nil {
+		Events: []string{models.EventRemediationFailed}, SecretEnc: "x", CreatedAt: time.Now().UTC()}
+	if err := f.store.CreateWebhookEndpoint(ctx, &other); err != nil {
 		t.Fatal(err)
 	}
+	// Redo the fan-out as a relay that crashed before marking the event would.
+	if err := f.store.DB().Model(&models.OutboxEvent{}).Where("id = ?", f.event.ID).Update("delivered_at", nil).Error; err != nil {
+		t.Fatal(err)
+	}
+	// And an event of the kind only whe_2 subscribes to, so the filter is seen
+	// to let a subscribed kind through as well as to hold others back.
+	failed := models.OutboxEvent{ID: "evt_failed", TenantID: "ten_1", Type: models.EventRemediationFailed, Payload: "{}", CreatedAt: time.Now().UTC()}
+	if err := f.store.DB().Create(&failed).Error; err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.store.FanOutEvents(ctx, time.Now().UTC(), 10); err != nil || n != 2 {
+		t.Fatalf("fan out: %d, %v; want both events dispatched", n, err)
+	}
 	var ds []models.EventDelivery
-	f.store.DB().Find(&ds)
-	if len(ds) != 1 || ds[0].EndpointID != "whe_1" {
-		t.Errorf("deliveries %+v, want one to whe_1", ds)
+	if err := f.store.DB().Order("endpoint_id").Find(&ds).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 2 || ds[0].EventID != f.event.ID || ds[0].EndpointID != "whe_1" ||
+		ds[1].EventID != "evt_failed" || ds[1].EndpointID != "whe_2" {
+		t.Errorf("deliveries %+v, want evt_failed→whe_2 and one %s→whe_1", ds, f.event.ID)
 	}
 }
 
@@ -314,12 +334,16 @@ func TestFanOutGroupsEndpointsByTenant(t *testing.T) {
 		t.Fatalf("fan out: %d, %v", n, err)
 	}
 	var ds []models.EventDelivery
-	f.store.DB().Where("event_id LIKE ?", "evt_ten_%").Order("event_id").Find(&ds)
+	if err := f.store.DB().Where("event_id LIKE ?", "evt_ten_%").Order("event_id").Find(&ds).Error; err != nil {
+		t.Fatal(err)
+	}
 	if len(ds) != 2 || ds[0].EndpointID != "whe_1" || ds[0].EventID != "evt_ten_1" || ds[1].EndpointID != "whe_t2" || ds[1].EventID != "evt_ten_2" {
 		t.Fatalf("deliveries %+v, want evt_ten_1→whe_1 and evt_ten_2→whe_t2", ds)
 	}
 	var undelivered int64
-	f.store.DB().Model(&models.OutboxEvent{}).Where("delivered_at IS NULL").Count(&undelivered)
+	if err := f.store.DB().Model(&models.OutboxEvent{}).Where("delivered_at IS NULL").Count(&undelivered).Error; err != nil {
+		t.Fatal(err)
+	}
 	if undelivered != 0 {
 		t.Fatalf("%d events left undispatched", undelivered)
 	}

@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/internal/clip"
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
@@ -88,8 +89,9 @@ func (a *Activities) TriageIncident(ctx context.Context, in TriageInput) (Triage
 	sev := analyzer.NormalizeSeverity(inc.Severity, fallback)
 	input := incidentInput(inc, nil)
 	input.Severity = sev
-	agents := analyzer.SelectAgents(input)
-	out := TriageOutput{Severity: sev, Agents: agents, Reason: triageReason(sev, agents)}
+	readers := a.sourceAgents(ctx, in.TenantID)
+	agents := union(analyzer.SelectAgents(input), readers)
+	out := TriageOutput{Severity: sev, Agents: agents, Reason: triageReason(sev, agents, readers)}
 	msg := fmt.Sprintf("Triage: severity %s; agents %s (%s)", sev, strings.Join(agents, ", "), out.Reason)
 	err = a.Store.SetIncidentSeverity(ctx, in.TenantID, in.IncidentID, sev, models.TimelineEntry{
 		At: in.At.UTC(), Kind: "triaged", Message: msg, Actor: "causeway", DedupKey: in.DedupKey,
@@ -97,20 +99,30 @@ func (a *Activities) TriageIncident(ctx context.Context, in TriageInput) (Triage
 	return out, classify(err)
 }
 
-func triageReason(severity string, agents []string) string {
+func triageReason(severity string, agents, readers []string) string {
 	if severity == models.SeverityCritical {
 		return "critical alerts get every agent"
 	}
-	var extra []string
+	var extra, sourced []string
 	for _, r := range agents {
-		if r != analyzer.RoleLogs && r != analyzer.RoleMetrics {
+		switch {
+		case r == analyzer.RoleLogs || r == analyzer.RoleMetrics:
+		case slices.Contains(readers, r):
+			sourced = append(sourced, r)
+		default:
 			extra = append(extra, r)
 		}
 	}
+	reason := "logs and metrics always run; "
 	if len(extra) == 0 {
-		return "logs and metrics always run; no specialist's keywords appear in the alert"
+		reason += "no specialist's keywords appear in the alert"
+	} else {
+		reason += strings.Join(extra, ", ") + " matched keywords in the alert"
 	}
-	return "logs and metrics always run; " + strings.Join(extra, ", ") + " matched keywords in the alert"
+	if len(sourced) > 0 {
+		reason += "; " + strings.Join(sourced, ", ") + " query the connected data sources"
+	}
+	return reason
 }
 
 // incidentInput is what every agent sees: the alert fields and the context entries.
@@ -159,13 +171,14 @@ type BeginOutput struct {
 // transaction keyed by the investigation id, so a retry never spends twice.
 // A spent quota is a non-retryable QuotaExceeded error.
 func (a *Activities) BeginInvestigation(ctx context.Context, in BeginInput) (BeginOutput, error) {
+	readers := a.sourceAgents(ctx, in.TenantID)
 	inv, err := a.Store.BeginInvestigation(ctx, models.BeginSpec{
 		TenantID: in.TenantID, IncidentID: in.IncidentID, InvestigationID: in.InvestigationID, Pass: in.Pass,
 		NewContext: strings.TrimSpace(in.Context), Actor: in.Actor, At: in.At.UTC(), Agents: in.Agents,
 		ChooseAgents: func(inc *models.Incident, entries []string, prev *models.Investigation) []string {
 			// A new pass keeps the previous pass's agents and adds any specialist
 			// the context gathered since then calls for.
-			chosen := analyzer.SelectAgents(incidentInput(inc, entries))
+			chosen := union(analyzer.SelectAgents(incidentInput(inc, entries)), readers)
 			if prev != nil {
 				chosen = union(prev.Agents, chosen)
 			}
@@ -191,6 +204,9 @@ type AgentInput struct {
 	IncidentID      string
 	InvestigationID string
 	AgentRole       string
+	// Facts are the keys of the data-source answers the pass gathered for
+	// this agent; the activity loads them (GatheredFact).
+	Facts []string
 }
 
 // AgentSummary is the short account of an agent's report kept in history.
@@ -224,6 +240,9 @@ func (a *Activities) RunAgent(ctx context.Context, in AgentInput) (AgentSummary,
 		return AgentSummary{}, storeUnavailable(ctx, in, err)
 	}
 	input := incidentInput(inc, inv.Context)
+	if input.Gathered, err = a.gatheredExcerpts(ctx, in.TenantID, in.InvestigationID, in.Facts); err != nil {
+		return AgentSummary{}, err
+	}
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go heartbeat(hctx)
@@ -287,7 +306,9 @@ func summarize(run *models.AgentRun) (AgentSummary, error) {
 	return s, nil
 }
 
-// classifyLLM maps an LLM failure onto Temporal's retry decision (house style 6).
+// classifyLLM maps an LLM failure onto Temporal's retry decision: bad input,
+// refusals and auth failures are non-retryable, rate limits, 5xx and network
+// errors are retried by Temporal (the client's own retries are off).
 func classifyLLM(err error) error {
 	msg := shorten(err.Error())
 	if llm.Retryable(err) {
@@ -315,17 +336,10 @@ func classifyLLM(err error) error {
 // shorten keeps reasons readable in coverage, the timeline, delivery attempts
 // and history. It cuts on a rune boundary: PostgreSQL refuses invalid UTF-8,
 // so a cut inside a character would fail the write on every retry.
-func shorten(s string) string {
-	const limit = 300
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func shorten(s string) string { return shortenTo(s, 300) }
+
+// shortenTo cuts s to about limit bytes on a rune boundary, marking the cut.
+func shortenTo(s string, limit int) string { return clip.To(s, limit) }
 
 // SynthesisInput names the pass and the agents whose reports finished in time;
 // only those are read, so a late report never sneaks into the answer.
@@ -334,6 +348,9 @@ type SynthesisInput struct {
 	IncidentID      string
 	InvestigationID string
 	Completed       []string
+	// Facts are the keys of every data-source answer the pass accepted, so
+	// evidence quoting one is valid and names its query.
+	Facts []string
 }
 
 // SynthesisSummary is the short account of the answer kept in history.
@@ -378,7 +395,11 @@ func (a *Activities) SynthesizeInvestigation(ctx context.Context, in SynthesisIn
 		reports = append(reports, rep)
 		model = run.Model
 	}
-	res := analyzer.Synthesize(incidentInput(inc, inv.Context), reports)
+	input := incidentInput(inc, inv.Context)
+	if input.Gathered, err = a.gatheredExcerpts(ctx, in.TenantID, in.InvestigationID, in.Facts); err != nil {
+		return SynthesisSummary{}, err
+	}
+	res := analyzer.Synthesize(input, reports)
 	syn := models.Synthesis{Category: res.Category, Confidence: res.Confidence, RootCause: res.RootCause,
 		RecommendedActions: res.RecommendedActions, Model: model}
 	for _, e := range res.Evidence {

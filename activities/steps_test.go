@@ -19,6 +19,7 @@ import (
 
 	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/internal/testdb"
+	"github.com/causeway/causeway/internal/testenv"
 )
 
 // TestExecutorsRefuseHostileURLs shows the http, verification and rollback
@@ -244,10 +245,8 @@ func TestShortenKeepsValidUTF8(t *testing.T) {
 // target whose ledger table does not exist yet: every one must apply, none
 // may fail on the racing CREATE TABLE.
 func TestSQLStepConcurrentFirstUse(t *testing.T) {
+	testenv.DatabaseURL(t)
 	dsn := testdb.URL(t)
-	if dsn == "" {
-		t.Skip("needs CAUSEWAY_TEST_DATABASE_URL")
-	}
 	a := &Activities{SQLTargets: map[string]string{"main": dsn}}
 	const n = 8
 	errs := make(chan error, n)

@@ -4,7 +4,7 @@
 // get by default. Six specialist agents (one per Role) read the alert and the
 // supplemental context and emit evidence-bound Findings; Synthesize combines the
 // reports of the agents that finished into a Result with a root-cause category
-// from DESIGN.md §6, a calibrated confidence, per-agent evidence, ranked
+// from the closed set in Categories, a calibrated confidence, per-agent evidence, ranked
 // hypotheses and recommended actions. The same Finding shape is produced by the
 // LLM path, so Synthesize applies one set of evidence rules to both.
 package analyzer
@@ -29,7 +29,7 @@ const (
 // report agents in a deterministic order.
 var Roles = []string{RoleDatabase, RoleDeployments, RoleInfrastructure, RoleLogs, RoleMetrics, RoleNetwork}
 
-// Root-cause categories of DESIGN.md §6. They are API values shared with the
+// Root-cause categories (listed in docs/architecture.md). They are API values shared with the
 // LLM path and with runbook matching, so they must not be renamed.
 const (
 	CategoryBadDeployment          = "bad_deployment"
@@ -50,7 +50,7 @@ const (
 	CategoryUnknown                = "unknown"
 )
 
-// Categories lists every category of DESIGN.md §6 in the documented order; it is
+// Categories lists every category in the documented order; it is
 // the closed set both analysis paths must choose from.
 var Categories = []string{
 	CategoryBadDeployment, CategoryConfigChange, CategoryDBConnectionExhaustion,

@@ -33,6 +33,7 @@ func Investigate(role string, in Input) AgentReport {
 	var hits []hit
 	hits = append(hits, ruleHits(c)...)
 	hits = append(hits, numericHits(c)...)
+	hits = append(hits, readingHits(c.in.Gathered, role)...)
 	for _, h := range changeHits(c) {
 		h.stated = true
 		hits = append(hits, h)
@@ -82,6 +83,9 @@ func Investigate(role string, in Input) AgentReport {
 }
 
 func summarize(h hit) string {
+	if h.cat == "" {
+		return fmt.Sprintf("Observed %s.", h.what)
+	}
 	if h.stance == StanceRefutes {
 		return fmt.Sprintf("The input rules out %s, which argues against %s.", h.what, h.cat)
 	}

@@ -35,9 +35,8 @@ func init() {
 func re(p string) *regexp.Regexp { return regexp.MustCompile(`(?i)` + p) }
 
 var (
-	cacheKW  = re(`redis|memcache|valkey|elasticache|sentinel|twemproxy|mcrouter|\bcache\b|keydb|hazelcast`)
-	dbCtx    = re(`\b(db|database|pg|postgres\w*|mysql\w*|mariadb|mongo\w*|sql|rds|aurora|innodb)\b`)
-	cpuThrot = re(`cpu|cgroup|cfs|nr_throttled`)
+	cacheKW = re(`redis|memcache|valkey|elasticache|sentinel|twemproxy|mcrouter|\bcache\b|keydb|hazelcast`)
+	dbCtx   = re(`\b(db|database|pg|postgres\w*|mysql\w*|mariadb|mongo\w*|sql|rds|aurora|innodb)\b`)
 )
 
 var (

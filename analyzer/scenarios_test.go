@@ -1,11 +1,12 @@
 package analyzer
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/causeway/causeway/internal/testenv"
 )
 
 func runAll(in Input) Result {
@@ -65,11 +66,7 @@ func ftoa(f float64) string {
 }
 
 func TestPublicScenarios(t *testing.T) {
-	dir := filepath.Join("..", "..", "shared", "scenarios", "public")
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("public scenarios not available: %v", err)
-	}
-	correct, total := evalDir(t, dir)
+	correct, total := evalDir(t, testenv.ScenariosDir(t))
 	if total != 16 {
 		t.Fatalf("expected 16 public scenarios, found %d", total)
 	}
@@ -92,29 +89,28 @@ func TestHoldoutScenarios(t *testing.T) {
 // context joined with blank lines (as scenarios/README.md prescribes); after
 // Excerpts the analysis must be the one the separate entries give.
 func TestJoinedContextReadsLikeSeparateEntries(t *testing.T) {
-	dirs := []string{filepath.Join("testdata", "holdout")}
-	if pub := filepath.Join("..", "..", "shared", "scenarios", "public"); dirExists(pub) {
-		dirs = append(dirs, pub)
+	t.Run("holdout", func(t *testing.T) { checkJoinedContext(t, filepath.Join("testdata", "holdout")) })
+	t.Run("public", func(t *testing.T) { checkJoinedContext(t, testenv.ScenariosDir(t)) })
+}
+
+func checkJoinedContext(t *testing.T, dir string) {
+	scs, err := LoadScenarios(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, dir := range dirs {
-		scs, err := LoadScenarios(dir)
-		if err != nil {
-			t.Fatal(err)
+	for _, s := range scs {
+		separate := s.Input()
+		joined := s.Input()
+		joined.Context = Excerpts([]string{strings.Join(s.Context, "\n\n")})
+		// An entry that itself holds a blank line splits into more excerpts;
+		// the answer must still be the same.
+		same := reflect.DeepEqual(joined.Context, separate.Context)
+		if !same && !anyBlankLine(s.Context) {
+			t.Errorf("%s: excerpts differ from the entries", s.ID)
+			continue
 		}
-		for _, s := range scs {
-			separate := s.Input()
-			joined := s.Input()
-			joined.Context = Excerpts([]string{strings.Join(s.Context, "\n\n")})
-			// An entry that itself holds a blank line splits into more excerpts;
-			// the answer must still be the same.
-			same := reflect.DeepEqual(joined.Context, separate.Context)
-			if !same && !anyBlankLine(s.Context) {
-				t.Errorf("%s: excerpts differ from the entries", s.ID)
-				continue
-			}
-			if a, b := runAll(separate), runAll(joined); a.Category != b.Category || (same && a.Confidence != b.Confidence) {
-				t.Errorf("%s: separate %s %.2f, joined %s %.2f", s.ID, a.Category, a.Confidence, b.Category, b.Confidence)
-			}
+		if a, b := runAll(separate), runAll(joined); a.Category != b.Category || (same && a.Confidence != b.Confidence) {
+			t.Errorf("%s: separate %s %.2f, joined %s %.2f", s.ID, a.Category, a.Confidence, b.Category, b.Confidence)
 		}
 	}
 }
@@ -125,11 +121,6 @@ func TestExcerpts(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Excerpts = %q, want %q", got, want)
 	}
-}
-
-func dirExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.IsDir()
 }
 
 func anyBlankLine(entries []string) bool {

@@ -37,6 +37,13 @@ type Excerpt struct {
 	// Roles lists the agents that read the excerpt; empty means every agent.
 	// The excerpt still counts as input for citations whoever reads it.
 	Roles []string
+	// Readings are the structured facts behind a measured excerpt, whose Text
+	// is their rendering, one line each.
+	Readings []Reading
+	// Measured marks an excerpt that is the rendering of Readings: the
+	// analyzer judges the readings, not the words (a metric name is no
+	// symptom), so the text rules leave it alone.
+	Measured bool
 }
 
 // forRole reports whether the agent role reads the excerpt.

@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// Result is the synthesized investigation answer (DESIGN.md §4).
+// Result is the synthesized investigation answer: the fields the API's
+// investigation result carries besides its ids and times.
 type Result struct {
 	Category string `json:"category"`
 	// Confidence is 0..1, rounded to 2 decimals.

@@ -54,8 +54,12 @@ func buildCorpus(in Input) *corpus {
 	// answer too.
 	texts := make([]string, 0, len(in.Context)+len(in.Gathered))
 	texts = append(texts, in.Context...)
+	raw := newRawBudget()
 	for _, g := range in.Gathered {
-		texts = append(texts, g.Text)
+		if g.Measured {
+			continue // judged by its readings (readings.go)
+		}
+		texts = append(texts, raw.take(g.Text))
 	}
 	c.entries = make([][]int, len(texts))
 	for e, entry := range texts {

@@ -2,10 +2,8 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -19,7 +17,7 @@ import (
 	"github.com/causeway/causeway/app"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/config"
-	"github.com/causeway/causeway/internal/testdb"
+	"github.com/causeway/causeway/internal/apptest"
 )
 
 // apiServer is the real router on a real database. Temporal points at a closed
@@ -30,31 +28,11 @@ type apiServer struct {
 	app *app.App
 }
 
-func apiConfig(t *testing.T) *config.Config {
-	return &config.Config{
-		HTTPAddr: "127.0.0.1:0", DataDir: t.TempDir(), LogLevel: "warn", DatabaseURL: testdb.URL(t),
-		TemporalNamespace: "default", TemporalTaskQueue: "causeway",
-		AuthJWTSecret: "api-test-secret-api-test-secret-0123", AuthIssuer: "causeway", AuthAudience: "causeway-api",
-		AuthTokenTTL: time.Hour, AuthRefreshTTL: 24 * time.Hour, AuthSignupEnabled: true,
-		SecretsKey:          "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
-		QuotaEventsPerMonth: 100, QuotaInvestigationsPerMonth: 10,
-	}
-}
+func apiConfig(t *testing.T) *config.Config { return apptest.Config(t) }
 
 func startAPI(t *testing.T, cfg *config.Config) *apiServer {
 	t.Helper()
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Store.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(a.Router())
-	t.Cleanup(func() { srv.Close(); a.Close() })
+	srv, a := apptest.Start(t, cfg)
 	return &apiServer{Server: srv, cfg: cfg, app: a}
 }
 
@@ -422,21 +400,7 @@ func TestAuthRateLimitPerClientIP(t *testing.T) {
 	cfg := apiConfig(t)
 	cfg.AuthRateLimitPerMinute = 3
 	s := startAPI(t, cfg)
-	login := func(forwardedFor string) (int, http.Header, errorBody) {
-		req, _ := http.NewRequest("POST", s.URL+"/auth/login", strings.NewReader(`{"email":"nobody@example.com","password":"wrong password!"}`))
-		req.Header.Set("Content-Type", "application/json")
-		if forwardedFor != "" {
-			req.Header.Set("X-Forwarded-For", forwardedFor)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var body errorBody
-		_ = json.NewDecoder(resp.Body).Decode(&body)
-		return resp.StatusCode, resp.Header, body
-	}
+	login := func(forwardedFor string) (int, http.Header, errorBody) { return s.failedLogin(t, forwardedFor) }
 	for i := range 3 {
 		if st, _, _ := login(""); st != http.StatusUnauthorized {
 			t.Fatalf("login %d: status %d", i+1, st)

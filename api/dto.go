@@ -6,7 +6,8 @@ import (
 	"github.com/causeway/causeway/models"
 )
 
-// incidentJSON is an incident as lists show it (DESIGN.md §4).
+// incidentJSON is an incident as lists show it; the detail view adds tags,
+// metadata and the timeline.
 type incidentJSON struct {
 	IncidentID  string     `json:"incidentId"`
 	Title       string     `json:"title"`

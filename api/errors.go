@@ -34,10 +34,24 @@ var statusOf = map[string]int{
 	service.CodeUnavailable:             http.StatusServiceUnavailable,
 }
 
-// fail answers with the {error, message} body for err and stops the chain. Errors
-// that are not client-facing are logged with the request id and answered with a
-// generic 500, so internal details never reach the caller.
+// fail answers with the {error, message} body for err and stops the chain.
 func fail(c *gin.Context, err error) {
+	status, e := Describe(c, err)
+	if status == http.StatusServiceUnavailable {
+		c.Header("Retry-After", "5")
+	}
+	body := gin.H{"error": e.Code, "message": e.Message}
+	for k, v := range e.Extra {
+		body[k] = v
+	}
+	c.AbortWithStatusJSON(status, body)
+}
+
+// Describe is what a client may be told about err: its HTTP status from the one
+// table and its code and message. Errors that are not client-facing are logged
+// with the request id and described as a generic 500, so internal details never
+// reach the caller. The dashboard describes its failures with it too.
+func Describe(c *gin.Context, err error) (int, *service.Error) {
 	e, ok := service.AsError(err)
 	if !ok {
 		slog.ErrorContext(c.Request.Context(), "request failed", slog.String("request_id", requestID(c)), slog.Any("error", err))
@@ -49,14 +63,7 @@ func fail(c *gin.Context, err error) {
 	if !known {
 		status = http.StatusInternalServerError
 	}
-	if status == http.StatusServiceUnavailable {
-		c.Header("Retry-After", "5")
-	}
-	body := gin.H{"error": e.Code, "message": e.Message}
-	for k, v := range e.Extra {
-		body[k] = v
-	}
-	c.AbortWithStatusJSON(status, body)
+	return status, e
 }
 
 // failCode is fail for errors raised in this package.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/internal/testenv"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
 )
@@ -21,9 +21,7 @@ import (
 const benchClients = 32
 
 func requirePostgres(b *testing.B) {
-	if os.Getenv("CAUSEWAY_TEST_DATABASE_URL") == "" {
-		b.Skip("ingest benchmarks need PostgreSQL: set CAUSEWAY_TEST_DATABASE_URL")
-	}
+	testenv.DatabaseURL(b)
 }
 
 // run spreads n operations over benchClients goroutines and returns the

@@ -148,7 +148,7 @@ func authenticate(tokens *auth.Tokens) gin.HandlerFunc {
 			failCode(c, service.CodeUnauthorized, "a valid Bearer access token is required")
 			return
 		}
-		c.Set(ctxPrincipal, p)
+		setCaller(c, p)
 		c.Next()
 	}
 }
@@ -172,8 +172,8 @@ func caller(c *gin.Context) auth.Principal {
 // requireRole lets the request through only for the given roles.
 func requireRole(roles ...string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if !caller(c).HasAnyRole(roles...) {
-			failCode(c, service.CodeForbidden, "this operation needs one of the roles: %s", strings.Join(roles, ", "))
+		if err := service.RequireRole(caller(c), roles...); err != nil {
+			fail(c, err)
 			return
 		}
 		c.Next()

@@ -9,7 +9,6 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/metrics"
-	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/ratelimit"
 	"github.com/causeway/causeway/service"
 )
@@ -41,13 +40,18 @@ type Deps struct {
 	WebhookEndpoints *service.WebhookEndpoints
 	// Analytics aggregates incident figures.
 	Analytics *service.Analytics
+	// DataSources manages the systems the agents query.
+	DataSources *service.DataSources
+	// Dashboard is the web UI served beside the API; nil serves the API alone.
+	Dashboard Dashboard
 }
 
-// Role sets used by the route table.
+// Role sets used by the route table: the service layer's, which the dashboard
+// applies too.
 var (
-	anyRole  = []string{models.RoleOwner, models.RoleAdmin, models.RoleOperator, models.RoleViewer}
-	writers  = []string{models.RoleOwner, models.RoleAdmin, models.RoleOperator}
-	managers = []string{models.RoleOwner, models.RoleAdmin}
+	anyRole  = service.AnyRole
+	writers  = service.Writers
+	managers = service.Managers
 )
 
 // NewRouter lists the whole API surface with the middleware of each group.
@@ -77,8 +81,10 @@ func NewRouter(d Deps) *gin.Engine {
 	r.GET("/metrics", gin.WrapH(metrics.Handler()))
 	r.GET("/openapi.json", serveOpenAPI)
 
-	pub := r.Group("/auth",
-		rateLimit(d.Limiter, d.AuthRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "auth-ip:" + c.ClientIP() }))
+	authLimit := rateLimit(d.Limiter, d.AuthRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "auth-ip:" + c.ClientIP() })
+	tenantLimit := rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "tenant:" + caller(c).TenantID })
+
+	pub := r.Group("/auth", authLimit)
 	pub.POST("/signup", h.signup)
 	pub.POST("/login", h.login)
 	pub.POST("/refresh", h.refresh)
@@ -91,8 +97,7 @@ func NewRouter(d Deps) *gin.Engine {
 		rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "apikey:" + webhookKey(c).ID }),
 		h.receiveWebhook)
 
-	v1 := r.Group("/v1", authenticate(d.Tokens),
-		rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "tenant:" + caller(c).TenantID }))
+	v1 := r.Group("/v1", authenticate(d.Tokens), tenantLimit)
 
 	v1.GET("/users", requireRole(anyRole...), h.listUsers)
 	v1.POST("/users", requireRole(managers...), h.createUser)
@@ -126,6 +131,17 @@ func NewRouter(d Deps) *gin.Engine {
 	v1.DELETE("/webhook-endpoints/:endpointId", requireRole(managers...), h.deleteWebhookEndpoint)
 	v1.GET("/webhook-endpoints/:endpointId/deliveries", requireRole(managers...), h.listDeliveries)
 
+	v1.POST("/datasources", requireRole(managers...), h.createDataSource)
+	v1.GET("/datasources", requireRole(anyRole...), h.listDataSources)
+	v1.DELETE("/datasources/:dataSourceId", requireRole(managers...), h.deleteDataSource)
+	v1.POST("/datasources/:dataSourceId/test", requireRole(managers...), h.testDataSource)
+
+	// The dashboard's pages under /ui/ (and / redirecting there), limited and
+	// logged like the API: sign-in shares the /auth limit per client IP, signed-in
+	// pages the tenant's limit.
+	if d.Dashboard != nil {
+		d.Dashboard.Register(r, DashboardHooks{SignInLimit: authLimit, TenantLimit: tenantLimit, SetCaller: setCaller})
+	}
 	return r
 }
 

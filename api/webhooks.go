@@ -39,7 +39,8 @@ func webhookAuth(ingest *service.Ingest) gin.HandlerFunc {
 }
 
 // presentedKey takes the API key from X-API-Key, a Bearer header or ?apiKey=, the
-// three forms monitoring tools can send (reference/providers.md §0).
+// three forms monitoring tools can send (docs/providers.md): some tools cannot
+// set headers at all and only control the URL.
 func presentedKey(c *gin.Context) string {
 	if k := c.GetHeader("X-API-Key"); k != "" {
 		return strings.TrimSpace(k)

@@ -134,7 +134,10 @@ func TestWebhookRejectionLogs(t *testing.T) {
 }
 
 // TestWebhookResolveBounded shows a resolved notification does not wait on a
-// hanging Temporal past what PagerDuty waits for: it is 503, so the tool retries.
+// hanging Temporal until the tool gives up: it is answered 503 with Retry-After,
+// so the tool retries. How long the service waits is pinned by a unit test of the
+// service package against PagerDuty's delivery timeout; the client here only
+// guards against a request that never ends.
 func TestWebhookResolveBounded(t *testing.T) {
 	// A Temporal that accepts connections and never answers.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -163,15 +166,12 @@ func TestWebhookResolveBounded(t *testing.T) {
 		t.Fatalf("firing: %d %s", st, raw)
 	}
 	body, _ := json.Marshal(map[string]any{"title": "to resolve", "description": "d", "sourceAlertId": "res-1", "status": "resolved"})
-	start := time.Now()
-	resp, err := http.DefaultClient.Do(e.signed(t, tn, body))
+	client := &http.Client{Timeout: time.Minute}
+	resp, err := client.Do(e.signed(t, tn, body))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the resolve never answered: %v", err)
 	}
 	resp.Body.Close()
-	if took := time.Since(start); took >= 5*time.Second {
-		t.Fatalf("resolve took %v, PagerDuty gives up after 5s", took)
-	}
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
 		t.Fatalf("got %d (Retry-After %q), want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"sort"
@@ -23,12 +24,14 @@ import (
 	"github.com/causeway/causeway/api"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/config"
+	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
 	"github.com/causeway/causeway/ratelimit"
 	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/ui"
 	"github.com/causeway/causeway/worker"
 )
 
@@ -44,6 +47,9 @@ type App struct {
 
 	dispatcherOnce sync.Once
 	dispatcher     *service.Dispatcher
+
+	connectorOnce sync.Once
+	connector     *datasources.Connector
 }
 
 // New connects to the database, Redis (when configured) and Temporal at
@@ -118,6 +124,7 @@ func (a *App) Close() {
 func (a *App) Dispatcher() *service.Dispatcher {
 	a.dispatcherOnce.Do(func() {
 		a.dispatcher = service.NewDispatcher(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
+		a.dispatcher.UseSearchAttributes(a.Config.TemporalNamespace)
 	})
 	return a.dispatcher
 }
@@ -128,7 +135,7 @@ func (a *App) Relay() *service.Relay {
 	return service.NewRelay(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
 }
 
-// Router builds the HTTP API.
+// Router builds the HTTP API with the dashboard beside it.
 func (a *App) Router() http.Handler {
 	c := a.Config
 	tokens := auth.NewTokens(c.AuthJWTSecret, c.AuthIssuer, c.AuthAudience, c.AuthTokenTTL, models.ValidRole)
@@ -139,7 +146,7 @@ func (a *App) Router() http.Handler {
 	incidents := service.NewIncidents(a.Store, a.Temporal, a.Dispatcher(), auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Log)
 	egressClient := egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate})
 	registry := providers.New(providers.Options{HTTPClient: egressClient})
-	return api.NewRouter(api.Deps{
+	d := api.Deps{
 		Log:                    a.Log,
 		Tokens:                 tokens,
 		Limiter:                a.Limiter,
@@ -155,9 +162,40 @@ func (a *App) Router() http.Handler {
 		Remediations:           service.NewRemediations(a.Store, a.Temporal, c.SQLTargetMap(), c.EgressAllowPrivate),
 		WebhookEndpoints:       service.NewWebhookEndpoints(a.Store, a.sealer, c.EgressAllowPrivate),
 		Analytics:              service.NewAnalytics(a.Store),
+		DataSources:            service.NewDataSources(a.Store, a.sealer, a.DataSourceConnector()),
 		Ingest:                 service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Log),
+	}
+	dash, err := ui.New(ui.Options{
+		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
+		Investigations: d.Investigations, Remediations: d.Remediations, APIKeys: d.APIKeys,
+		WebhookEndpoints: d.WebhookEndpoints, Analytics: d.Analytics, PublicURL: c.PublicURL,
+		TemporalUIURL: c.TemporalUILink(), TemporalNamespace: c.TemporalNamespace, SignupEnabled: c.AuthSignupEnabled,
 	})
+	if err != nil {
+		// The templates are embedded and parsed by the ui package's tests, so
+		// this is a broken build; the API still serves without the dashboard.
+		a.Log.Error("dashboard disabled: its templates do not parse", slog.Any("error", err))
+	} else {
+		d.Dashboard = dash
+	}
+	return api.NewRouter(d)
 }
+
+// DataSourceConnector reaches the tenants' data sources under the operator's
+// allowlist and limits; the API's test call and the worker's queries share
+// its policy. It never uses EGRESS_ALLOW_PRIVATE: data sources have their own
+// allowlist.
+func (a *App) DataSourceConnector() *datasources.Connector {
+	a.connectorOnce.Do(func() {
+		c := a.Config
+		a.connector = datasources.NewConnector(datasources.Options{AllowNetworks: c.DataSourceNetworks(),
+			QueryTimeout: c.DataSourceQueryTimeout, ResultCap: c.DataSourceResultCap})
+	})
+	return a.connector
+}
+
+// DashboardURL is where people open the dashboard.
+func (a *App) DashboardURL() string { return a.PublicURL() + ui.Prefix + "/" }
 
 // PublicURL is where browsers and monitoring tools reach the API.
 func (a *App) PublicURL() string {
@@ -171,7 +209,10 @@ func (a *App) PublicURL() string {
 func (a *App) Worker() sdkworker.Worker {
 	acts := &activities.Activities{Store: a.Store, Sealer: a.sealer, SQLTargets: a.Config.SQLTargetMap(),
 		Egress: egress.NewClient(egress.Options{AllowPrivate: a.Config.EgressAllowPrivate,
-			Timeout: activities.StepRequestTimeout, ResponseHeaderTimeout: activities.StepRequestTimeout})}
+			Timeout: activities.StepRequestTimeout, ResponseHeaderTimeout: activities.StepRequestTimeout}),
+		DataSources: a.DataSourceConnector(),
+		Gathering: activities.Gathering{Budget: a.Config.DataSourcePassBudget, MaxQueries: a.Config.DataSourceMaxQueries,
+			Lookback: a.Config.DataSourceLookback}}
 	if c := a.Config; c.LLMEnabled() {
 		// One agent run may make a call and a repair call; both must fit in the
 		// activity's 2-minute attempt, or Temporal retries while the first
@@ -191,8 +232,16 @@ func (a *App) Serve(ctx context.Context, h http.Handler) error {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
+	// Listen before serving so the bound address can be logged: with port 0 the
+	// kernel picks the port, and the log line is how an operator (or a test
+	// running the binary) learns it.
+	ln, err := net.Listen("tcp", a.Config.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("http server: %w", err)
+	}
+	a.Log.Info("api listening", "addr", ln.Addr().String())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("http server: %w", err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// API key layout (DESIGN.md §4): the fixed prefix lets secret scanners and humans
+// API key layout (cw_live_ + random + checksum): the fixed prefix lets secret scanners and humans
 // recognise a Causeway key, and the trailing checksum lets them (and the webhook
 // endpoint) reject a mistyped or made-up key offline, without a database lookup.
 const (

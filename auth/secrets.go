@@ -17,7 +17,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// MinPasswordLength is the shortest password sign-up accepts (DESIGN.md §4).
+// MinPasswordLength is the shortest password sign-up and user creation accept.
 const MinPasswordLength = 10
 
 // dummyHash is compared against when an e-mail is unknown, so login takes the same

@@ -31,8 +31,8 @@ const (
 	ModeDev
 )
 
-// Config is every setting of DESIGN.md §3 plus the OAuth and SQL-target settings
-// the issues call for. Field names mirror the environment keys.
+// Config is every setting of the README's configuration table. Field names
+// mirror the environment keys.
 type Config struct {
 	HTTPAddr  string `mapstructure:"http_addr"`
 	DataDir   string `mapstructure:"data_dir"`
@@ -47,6 +47,10 @@ type Config struct {
 	TemporalUIAddr       string `mapstructure:"temporal_ui_addr"`
 	TemporalEmbeddedPort int    `mapstructure:"temporal_embedded_port"`
 	TemporalTaskQueue    string `mapstructure:"temporal_task_queue"`
+
+	// TemporalUIURL is where the dashboard links each workflow in the Temporal
+	// Web UI; empty means the embedded UI at TemporalUIAddr.
+	TemporalUIURL string `mapstructure:"temporal_ui_url"`
 
 	AuthJWTSecret     string        `mapstructure:"auth_jwt_secret"`
 	AuthIssuer        string        `mapstructure:"auth_issuer"`
@@ -84,7 +88,29 @@ type Config struct {
 	// as "name=dsn,name2=dsn2" (dsn: a postgres:// URL or sqlite:<file>), so
 	// runbooks refer to a name and never carry a connection string.
 	SQLTargets string `mapstructure:"sql_targets"`
+
+	// DataSourceAllowedNetworks lists the private networks (CIDRs,
+	// comma-separated) the tenants' data sources may live on; public
+	// addresses are always reachable. `make run` allows loopback and the
+	// private ranges.
+	DataSourceAllowedNetworks string `mapstructure:"datasource_allowed_networks"`
+	// DataSourceQueryTimeout bounds one data-source query, connection included.
+	DataSourceQueryTimeout time.Duration `mapstructure:"datasource_query_timeout"`
+	// DataSourceResultCap bounds, in bytes, what one query's answer keeps for
+	// the agents (and puts in workflow history).
+	DataSourceResultCap int `mapstructure:"datasource_result_cap"`
+	// DataSourcePassBudget is how long a pass waits for its data-source
+	// queries before the agents start with what answered.
+	DataSourcePassBudget time.Duration `mapstructure:"datasource_pass_budget"`
+	// DataSourceMaxQueries bounds the queries of one pass.
+	DataSourceMaxQueries int `mapstructure:"datasource_max_queries"`
+	// DataSourceLookback is how long before the onset the queried window starts.
+	DataSourceLookback time.Duration `mapstructure:"datasource_lookback"`
 }
+
+// devDataSourceNetworks is what `make run` lets data sources live on: this
+// machine and the private ranges (never link-local, where cloud metadata is).
+const devDataSourceNetworks = "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
 
 // OAuthConfig holds both identity providers. Endpoints are configurable so that
 // GitHub Enterprise, a Google-compatible IdP or a test server can stand in.
@@ -117,6 +143,7 @@ var keys = map[string]any{
 	"temporal_address":               "",
 	"temporal_namespace":             "default",
 	"temporal_ui_addr":               "127.0.0.1:8233",
+	"temporal_ui_url":                "",
 	"temporal_embedded_port":         7233,
 	"temporal_task_queue":            "causeway",
 	"auth_jwt_secret":                "",
@@ -149,6 +176,12 @@ var keys = map[string]any{
 	"oauth.google.userinfo_url":      "https://openidconnect.googleapis.com/v1/userinfo",
 	"oauth.google.emails_url":        "",
 	"sql_targets":                    "",
+	"datasource_allowed_networks":    "",
+	"datasource_query_timeout":       "10s",
+	"datasource_result_cap":          4096,
+	"datasource_pass_budget":         "30s",
+	"datasource_max_queries":         60,
+	"datasource_lookback":            "30m",
 }
 
 // Load reads defaults, then the YAML file (when path is not empty), then CAUSEWAY_*
@@ -156,13 +189,7 @@ var keys = map[string]any{
 // not given are generated once and kept in the data dir, so tokens and encrypted
 // webhook secrets survive restarts of `make run`.
 func Load(path string, mode Mode) (*Config, error) {
-	v := viper.New()
-	for k, def := range keys {
-		v.SetDefault(k, def)
-	}
-	if mode == ModeDev {
-		v.SetDefault("egress_allow_private", true)
-	}
+	v := withDefaults(mode)
 	v.SetEnvPrefix("CAUSEWAY")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
 	v.AutomaticEnv()
@@ -185,6 +212,33 @@ func Load(path string, mode Mode) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// withDefaults is a viper instance holding every key's default for mode.
+func withDefaults(mode Mode) *viper.Viper {
+	v := viper.New()
+	for k, def := range keys {
+		v.SetDefault(k, def)
+	}
+	if mode == ModeDev {
+		v.SetDefault("egress_allow_private", true)
+		v.SetDefault("datasource_allowed_networks", devDataSourceNetworks)
+	}
+	return v
+}
+
+// Defaults is the configuration of mode with nothing read from the
+// environment or a file: every setting at its documented default, secrets
+// empty. Tests start from it and set what they need, so a new setting with a
+// sensible default never breaks a configuration built in code.
+func Defaults(mode Mode) Config {
+	var c Config
+	if err := withDefaults(mode).Unmarshal(&c); err != nil {
+		// The defaults are literals of this file; failing to decode them is
+		// a programming error caught by the first test that calls this.
+		panic(fmt.Sprintf("config: decode defaults: %v", err))
+	}
+	return c
 }
 
 // Validate reports every problem at once, each naming the environment variable to fix.
@@ -214,6 +268,11 @@ func (c *Config) Validate() error {
 	}
 	if c.TemporalNamespace == "" {
 		bad("TEMPORAL_NAMESPACE", "must not be empty")
+	}
+	if c.TemporalUIURL != "" {
+		if u, err := url.Parse(c.TemporalUIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("TEMPORAL_UI_URL", "must be an absolute http:// or https:// URL, got %q", c.TemporalUIURL)
+		}
 	}
 	if c.TemporalEmbeddedPort < 0 || c.TemporalEmbeddedPort > 65535 {
 		bad("TEMPORAL_EMBEDDED_PORT", "must be a port number")
@@ -256,6 +315,24 @@ func (c *Config) Validate() error {
 	if _, err := ParseSQLTargets(c.SQLTargets); err != nil {
 		bad("SQL_TARGETS", "%v", err)
 	}
+	if _, err := ParseNetworks(c.DataSourceAllowedNetworks); err != nil {
+		bad("DATASOURCE_ALLOWED_NETWORKS", "%v", err)
+	}
+	if c.DataSourceQueryTimeout < time.Second || c.DataSourceQueryTimeout > 2*time.Minute {
+		bad("DATASOURCE_QUERY_TIMEOUT", "must be between 1s and 2m, got %s", c.DataSourceQueryTimeout)
+	}
+	if c.DataSourceResultCap < 512 || c.DataSourceResultCap > 1<<20 {
+		bad("DATASOURCE_RESULT_CAP", "must be between 512 and 1048576 bytes, got %d", c.DataSourceResultCap)
+	}
+	if c.DataSourcePassBudget < c.DataSourceQueryTimeout || c.DataSourcePassBudget > 10*time.Minute {
+		bad("DATASOURCE_PASS_BUDGET", "must be at least CAUSEWAY_DATASOURCE_QUERY_TIMEOUT and at most 10m, got %s", c.DataSourcePassBudget)
+	}
+	if c.DataSourceMaxQueries < 1 || c.DataSourceMaxQueries > 500 {
+		bad("DATASOURCE_MAX_QUERIES", "must be between 1 and 500, got %d", c.DataSourceMaxQueries)
+	}
+	if c.DataSourceLookback < time.Minute || c.DataSourceLookback > 24*time.Hour {
+		bad("DATASOURCE_LOOKBACK", "must be between 1m and 24h, got %s", c.DataSourceLookback)
+	}
 	return errors.Join(errs...)
 }
 
@@ -268,6 +345,15 @@ func (c *Config) TrustedProxyList() []string {
 		}
 	}
 	return out
+}
+
+// TemporalUILink is the base address of the Temporal Web UI the dashboard links
+// to: TemporalUIURL, or the embedded UI's address.
+func (c *Config) TemporalUILink() string {
+	if c.TemporalUIURL != "" {
+		return strings.TrimRight(c.TemporalUIURL, "/")
+	}
+	return "http://" + c.TemporalUIAddr
 }
 
 // LLMEnabled reports whether investigations use the configured LLM instead of the offline analyzer.
@@ -338,6 +424,7 @@ func (c *Config) Masked() map[string]any {
 		"TEMPORAL_ADDRESS":               c.TemporalAddress,
 		"TEMPORAL_NAMESPACE":             c.TemporalNamespace,
 		"TEMPORAL_UI_ADDR":               c.TemporalUIAddr,
+		"TEMPORAL_UI_URL":                c.TemporalUIURL,
 		"TEMPORAL_EMBEDDED_PORT":         c.TemporalEmbeddedPort,
 		"TEMPORAL_TASK_QUEUE":            c.TemporalTaskQueue,
 		"AUTH_JWT_SECRET":                mask(c.AuthJWTSecret),
@@ -364,7 +451,42 @@ func (c *Config) Masked() map[string]any {
 		"OAUTH_GOOGLE_CLIENT_SECRET":     mask(c.OAuth.Google.ClientSecret),
 		"OAUTH_GOOGLE_ENDPOINTS":         c.OAuth.Google.AuthURL + " " + c.OAuth.Google.TokenURL + " " + c.OAuth.Google.UserInfoURL,
 		"SQL_TARGETS":                    maskTargets(c.SQLTargets),
+		"DATASOURCE_ALLOWED_NETWORKS":    c.DataSourceAllowedNetworks,
+		"DATASOURCE_QUERY_TIMEOUT":       c.DataSourceQueryTimeout.String(),
+		"DATASOURCE_RESULT_CAP":          c.DataSourceResultCap,
+		"DATASOURCE_PASS_BUDGET":         c.DataSourcePassBudget.String(),
+		"DATASOURCE_MAX_QUERIES":         c.DataSourceMaxQueries,
+		"DATASOURCE_LOOKBACK":            c.DataSourceLookback.String(),
 	}
+}
+
+// ParseNetworks reads a comma-separated list of CIDRs (a bare address counts
+// as a single-address network).
+func ParseNetworks(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(part); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(part)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither a CIDR nor an IP address", part)
+		}
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
+}
+
+// DataSourceNetworks is the parsed DataSourceAllowedNetworks; Validate has
+// already refused a bad value.
+func (c *Config) DataSourceNetworks() []netip.Prefix {
+	n, _ := ParseNetworks(c.DataSourceAllowedNetworks)
+	return n
 }
 
 // redactURL hides the password of a connection URL but keeps host and database,

@@ -13,13 +13,17 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -63,6 +67,10 @@ type Options struct {
 	// Logger receives the server's warnings and errors; the server is far too
 	// chatty below that. Nil discards them.
 	Logger *slog.Logger
+	// SearchAttributes are custom search attributes to create in the
+	// namespace (name → type) unless they exist, as an operator would with
+	// `temporal operator search-attribute create` on a cluster.
+	SearchAttributes map[string]enumspb.IndexedValueType
 }
 
 // Stack is a running cluster. Its addresses are fixed for its lifetime, so
@@ -85,7 +93,30 @@ type Stack struct {
 // frontend answers health checks and the namespace can be described, so the
 // caller may start workers and workflows straight away. ctx bounds the wait
 // in addition to an internal one-minute limit.
-func Start(ctx context.Context, o Options) (st *Stack, err error) {
+//
+// The server takes port numbers, not listeners, so the ports Start picks are
+// free when picked and bound a moment later; another process can take one in
+// between. When every port was picked here (Port 0 and no fixed UI port), a
+// start that fails on a taken address is retried with fresh ports.
+func Start(ctx context.Context, o Options) (*Stack, error) {
+	autoPorts := o.Port == 0 && (o.UIAddr == "" || strings.HasSuffix(o.UIAddr, ":0"))
+	for attempt := 1; ; attempt++ {
+		st, err := start(ctx, o)
+		if err == nil || !autoPorts || attempt == startAttempts || !addressInUse(err) {
+			return st, err
+		}
+	}
+}
+
+// startAttempts bounds the retries of a start whose picked port was taken.
+const startAttempts = 3
+
+// addressInUse reports whether err is a failure to bind a port someone else holds.
+func addressInUse(err error) bool {
+	return errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
+}
+
+func start(ctx context.Context, o Options) (st *Stack, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -193,7 +224,48 @@ func Start(ctx context.Context, o Options) (st *Stack, err error) {
 		_ = st.Stop()
 		return nil, err
 	}
+	if err := st.addSearchAttributes(ctx, logger, o.SearchAttributes); err != nil {
+		_ = st.Stop()
+		return nil, err
+	}
 	return st, nil
+}
+
+// addSearchAttributes creates the attributes the namespace does not have yet.
+// A persisted data dir keeps them from the previous run, and adding one that
+// exists is an error, hence the list first.
+func (s *Stack) addSearchAttributes(ctx context.Context, logger *slog.Logger, want map[string]enumspb.IndexedValueType) error {
+	if len(want) == 0 {
+		return nil
+	}
+	c, err := client.DialContext(ctx, client.Options{HostPort: s.frontend, Namespace: s.namespace, Logger: sdklog.NewStructuredLogger(logger)})
+	if err != nil {
+		return fmt.Errorf("devstack: search attributes: %w", err)
+	}
+	defer c.Close()
+	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: s.namespace})
+	if err != nil {
+		return fmt.Errorf("devstack: list search attributes: %w", err)
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for name, typ := range want {
+		got, ok := have.GetCustomAttributes()[name]
+		switch {
+		case !ok:
+			missing[name] = typ
+		case got != typ:
+			return fmt.Errorf("devstack: search attribute %s exists as %s, want %s", name, got, typ)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if _, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: s.namespace, SearchAttributes: missing,
+	}); err != nil {
+		return fmt.Errorf("devstack: add search attributes: %w", err)
+	}
+	return nil
 }
 
 // FrontendAddress is the host:port SDK clients and workers dial.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -158,8 +159,11 @@ func TestWorkflowSurvivesRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
+	// Search attributes are created on the first start and found, not added
+	// twice, on the second.
+	attrs := map[string]enumspb.IndexedValueType{"DevstackKeyword": enumspb.INDEXED_VALUE_TYPE_KEYWORD}
 	begin := time.Now()
-	first, err := Start(ctx, Options{DataDir: dir, Namespace: "causeway-test", Logger: testLogger(t)})
+	first, err := Start(ctx, Options{DataDir: dir, Namespace: "causeway-test", Logger: testLogger(t), SearchAttributes: attrs})
 	if err != nil {
 		t.Fatalf("first Start: %v", err)
 	}
@@ -187,8 +191,15 @@ func TestWorkflowSurvivesRestart(t *testing.T) {
 	}
 	t.Logf("first stack stopped in %v", time.Since(begin).Round(time.Millisecond))
 
-	second := startStack(t, Options{DataDir: dir, Namespace: "causeway-test", Logger: testLogger(t)})
+	second := startStack(t, Options{DataDir: dir, Namespace: "causeway-test", Logger: testLogger(t), SearchAttributes: attrs})
 	c2 := dial(t, second)
+	list, err := c2.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: "causeway-test"})
+	if err != nil {
+		t.Fatalf("ListSearchAttributes: %v", err)
+	}
+	if got := list.GetCustomAttributes()["DevstackKeyword"]; got != enumspb.INDEXED_VALUE_TYPE_KEYWORD {
+		t.Fatalf("search attribute DevstackKeyword after restart: %v, want Keyword", got)
+	}
 	d, err := c2.DescribeWorkflowExecution(ctx, "survivor", "")
 	if err != nil {
 		t.Fatalf("DescribeWorkflowExecution after restart: %v", err)

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,7 +45,7 @@ type apiChild struct {
 	cmd    *exec.Cmd
 	url    string
 	exited chan struct{}
-	stderr *bytes.Buffer
+	stderr *lockedWriter
 }
 
 // buildAPI compiles ./cmd/api once into the test's temp dir.
@@ -64,17 +64,6 @@ func buildAPI(t *testing.T) string {
 	return bin
 }
 
-// freeAddr reserves a loopback port and releases it for the child to bind.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // childEnv is the parent's environment without any CAUSEWAY_* setting, plus cfg's
 // settings as CAUSEWAY_* variables, the way an operator configures the binary.
 func childEnv(cfg *config.Config) []string {
@@ -84,10 +73,11 @@ func childEnv(cfg *config.Config) []string {
 			env = append(env, kv)
 		}
 	}
+	// LOG_LEVEL is info for the line that names the port the child bound.
 	set := map[string]string{
 		"HTTP_ADDR":                      cfg.HTTPAddr,
 		"DATA_DIR":                       cfg.DataDir,
-		"LOG_LEVEL":                      "warn",
+		"LOG_LEVEL":                      "info",
 		"TEMPORAL_ADDRESS":               stack.FrontendAddress(),
 		"TEMPORAL_NAMESPACE":             cfg.TemporalNamespace,
 		"TEMPORAL_TASK_QUEUE":            cfg.TemporalTaskQueue,
@@ -107,14 +97,20 @@ func childEnv(cfg *config.Config) []string {
 	return env
 }
 
-// startAPI runs bin with cfg and waits until /health answers.
+// listeningLine is the child's log line naming the address it bound.
+var listeningLine = regexp.MustCompile(`"msg":"api listening","addr":"([^"]+)"`)
+
+// startAPI runs bin with cfg (its HTTP address with port 0, so the kernel picks a
+// free port that nothing else can take in between), reads the bound address from
+// the child's log and waits until /health answers there.
 func startAPI(t *testing.T, bin string, cfg *config.Config) *apiChild {
 	t.Helper()
-	c := &apiChild{url: "http://" + cfg.HTTPAddr, exited: make(chan struct{}), stderr: &bytes.Buffer{}}
+	stderr := &lockedWriter{w: &bytes.Buffer{}}
+	c := &apiChild{exited: make(chan struct{}), stderr: stderr}
 	c.cmd = exec.Command(bin)
 	c.cmd.Env = childEnv(cfg)
 	c.cmd.Stdout = io.Discard
-	c.cmd.Stderr = &lockedWriter{w: c.stderr}
+	c.cmd.Stderr = stderr
 	if err := c.cmd.Start(); err != nil {
 		t.Fatalf("start api: %v", err)
 	}
@@ -122,11 +118,18 @@ func startAPI(t *testing.T, bin string, cfg *config.Config) *apiChild {
 	t.Cleanup(c.kill)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get(c.url + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return c
+		if c.url == "" {
+			if m := listeningLine.FindStringSubmatch(stderr.String()); m != nil {
+				c.url = "http://" + m[1]
+			}
+		}
+		if c.url != "" {
+			resp, err := http.Get(c.url + "/health")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return c
+				}
 			}
 		}
 		select {
@@ -172,6 +175,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// String is what was written so far.
+func (l *lockedWriter) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.String()
+}
+
 // crashOutcome is what the sender learned about one alert.
 type crashOutcome struct {
 	status     int // 0: no answer
@@ -209,7 +219,7 @@ func postAlert(client *http.Client, baseURL, tenantID, key, secret string, body 
 func TestCrashDuringIngestBurstKeepsEveryAcknowledgedAlert(t *testing.T) {
 	bin := buildAPI(t)
 	cfg := testConfig(t)
-	cfg.HTTPAddr = freeAddr(t)
+	cfg.HTTPAddr = "127.0.0.1:0"
 	cfg.AuthJWTSecret = "crash-test-jwt-secret-0123456789abcdef"
 	// One investigation per tenant: the worker then parks the burst's incidents as
 	// open instead of running hundreds of analyses on a small machine.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"gorm.io/gorm"
 
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/workflows"
 )
 
 // verifySignature is a receiver's Standard Webhooks check, independent of the
@@ -42,20 +45,22 @@ func verifySignature(secret string, h http.Header, body []byte) bool {
 	return false
 }
 
-// eventReceiver answers 500 to its first request and 2xx afterwards, and
-// counts successful deliveries per webhook-id.
+// eventReceiver answers 500 to its first failFirst requests (1 unless a test
+// changes it) and 2xx afterwards, and counts successful deliveries per
+// webhook-id.
 type eventReceiver struct {
 	*httptest.Server
-	secret string
-	mu     sync.Mutex
-	total  int
-	ok     map[string]int
-	bodies map[string]map[string]any
-	bad    int
+	secret    string
+	failFirst int
+	mu        sync.Mutex
+	total     int
+	ok        map[string]int
+	bodies    map[string]map[string]any
+	bad       int
 }
 
 func newEventReceiver(t *testing.T) *eventReceiver {
-	r := &eventReceiver{ok: map[string]int{}, bodies: map[string]map[string]any{}}
+	r := &eventReceiver{failFirst: 1, ok: map[string]int{}, bodies: map[string]map[string]any{}}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
@@ -66,7 +71,7 @@ func newEventReceiver(t *testing.T) *eventReceiver {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		if r.total == 1 {
+		if r.total <= r.failFirst {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
 		}
@@ -79,6 +84,28 @@ func newEventReceiver(t *testing.T) *eventReceiver {
 	}))
 	t.Cleanup(r.Close)
 	return r
+}
+
+// subscribe creates a webhook endpoint for the receiver's URL and kinds, and
+// gives the receiver the endpoint's secret to verify signatures with.
+func (r *eventReceiver) subscribe(t *testing.T, e *env, token string, kinds ...string) (ep struct{ EndpointID, Secret string }) {
+	t.Helper()
+	if st := e.call(t, "POST", "/v1/webhook-endpoints", token, map[string]any{"url": r.URL + "/hooks", "events": kinds}, &ep); st != http.StatusCreated {
+		t.Fatalf("create endpoint: %d", st)
+	}
+	r.mu.Lock()
+	r.secret = ep.Secret
+	r.mu.Unlock()
+	return ep
+}
+
+// startRelay runs one outbound-event relay for e until the returned stop,
+// which may be called more than once, has returned.
+func startRelay(e *env) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.App.Relay().Run(ctx, 100*time.Millisecond); close(done) }()
+	return sync.OnceFunc(func() { cancel(); <-done })
 }
 
 func (r *eventReceiver) delivered(id string) (int, map[string]any) {
@@ -96,15 +123,7 @@ func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
 	e := newEnv(t)
 	token, tenantID := e.signup(t, "Events")
 	rcv := newEventReceiver(t)
-	var ep struct{ EndpointID, Secret string }
-	if st := e.call(t, "POST", "/v1/webhook-endpoints", token, map[string]any{
-		"url": rcv.URL + "/hooks", "events": []string{models.EventInvestigationCompleted, models.EventRemediationFailed},
-	}, &ep); st != http.StatusCreated {
-		t.Fatalf("create endpoint: %d", st)
-	}
-	rcv.mu.Lock()
-	rcv.secret = ep.Secret
-	rcv.mu.Unlock()
+	ep := rcv.subscribe(t, e, token, models.EventInvestigationCompleted, models.EventRemediationFailed)
 
 	// The state change and its event commit together; then the process "dies".
 	evt := models.OutboxEvent{ID: models.EventID("rem_crash", models.EventRemediationFailed), TenantID: tenantID,
@@ -119,9 +138,15 @@ func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
-	if n, _ := rcv.delivered(evt.ID); n != 0 {
-		t.Fatalf("delivered without a relay: %d", n)
+	// This is the state a crash right after the commit leaves: the event is
+	// recorded, not yet fanned out, and no delivery exists.
+	var stored models.OutboxEvent
+	if err := e.Store.DB().Where("id = ?", evt.ID).Take(&stored).Error; err != nil || stored.DeliveredAt != nil {
+		t.Fatalf("outbox row after the commit: %+v, %v; want it recorded and not dispatched", stored, err)
+	}
+	var deliveries int64
+	if err := e.Store.DB().Model(&models.EventDelivery{}).Where("event_id = ?", evt.ID).Count(&deliveries).Error; err != nil || deliveries != 0 {
+		t.Fatalf("%d deliveries before any relay ran (%v)", deliveries, err)
 	}
 
 	// A fresh process starts: two relays (a restart racing a second replica).
@@ -131,13 +156,23 @@ func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); e.App.Relay().Run(ctx, 100*time.Millisecond) }()
 	}
-	t.Cleanup(func() { cancel(); wg.Wait() })
+	stopRelays := sync.OnceFunc(func() { cancel(); wg.Wait() })
+	t.Cleanup(stopRelays)
 
 	eventually(t, 45*time.Second, "the event delivered after one retry", func() bool { n, _ := rcv.delivered(evt.ID); return n > 0 })
-	time.Sleep(time.Second) // room for a duplicate to show up
+	// Decide "no duplicate" once nothing can send any more: both relays have
+	// stopped and the delivery's workflow, the only sender, has closed.
+	stopRelays()
+	awaitWorkflowClosed(t, e, workflows.DeliveryWorkflowID(evt.ID, ep.EndpointID))
 	n, body := rcv.delivered(evt.ID)
 	if n != 1 {
 		t.Errorf("delivered %d times, want exactly once", n)
+	}
+	rcv.mu.Lock()
+	total := rcv.total
+	rcv.mu.Unlock()
+	if total != 2 {
+		t.Errorf("receiver got %d requests, want the failed first attempt and the successful retry", total)
 	}
 	if body["id"] != evt.ID || body["type"] != models.EventRemediationFailed || body["tenantId"] != tenantID ||
 		body["data"].(map[string]any)["remediationId"] != "rem_crash" || body["createdAt"] == nil {
@@ -159,7 +194,9 @@ func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
 		t.Errorf("deliveries log %+v, want attempt 2 = 204 then attempt 1 = 500", log.Deliveries)
 	}
 
-	// A real investigation emits investigation.completed through the same path.
+	// A real investigation emits investigation.completed through the same path,
+	// with a relay running again.
+	t.Cleanup(startRelay(e))
 	var inc struct{ IncidentID string }
 	if st := e.call(t, "POST", "/v1/incidents/chat", token, map[string]string{
 		"title": "checkout errors", "description": "checkout-api returns 500s: too many connections on orders-db",
@@ -206,7 +243,9 @@ func TestEventGoneDisablesEndpoint(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	var ep struct{ EndpointID string }
-	e.call(t, "POST", "/v1/webhook-endpoints", token, map[string]any{"url": srv.URL, "events": []string{models.EventRemediationCompleted}}, &ep)
+	if st := e.call(t, "POST", "/v1/webhook-endpoints", token, map[string]any{"url": srv.URL, "events": []string{models.EventRemediationCompleted}}, &ep); st != http.StatusCreated {
+		t.Fatalf("create endpoint: %d", st)
+	}
 	evt := models.OutboxEvent{ID: "evt_gone", TenantID: tenantID, Type: models.EventRemediationCompleted, Payload: "{}", CreatedAt: time.Now().UTC()}
 	if err := e.Store.DB().Create(&evt).Error; err != nil {
 		t.Fatal(err)
@@ -214,7 +253,13 @@ func TestEventGoneDisablesEndpoint(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { e.App.Relay().Run(ctx, 100*time.Millisecond); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+		}
+	})
 	var list struct {
 		Endpoints []struct{ EndpointID, Status string }
 	}
@@ -222,10 +267,101 @@ func TestEventGoneDisablesEndpoint(t *testing.T) {
 		e.call(t, "GET", "/v1/webhook-endpoints", token, nil, &list)
 		return len(list.Endpoints) == 1 && list.Endpoints[0].Status == models.EndpointDisabled
 	})
-	time.Sleep(500 * time.Millisecond)
+	// Count once nothing can send any more: the relay has stopped and the
+	// delivery's workflow has closed.
+	cancel()
+	<-done
+	awaitWorkflowClosed(t, e, workflows.DeliveryWorkflowID(evt.ID, ep.EndpointID))
 	mu.Lock()
 	defer mu.Unlock()
 	if hits != 1 {
 		t.Errorf("receiver hit %d times, want 1", hits)
+	}
+}
+
+// awaitWorkflowClosed waits until the workflow has closed, whatever its outcome.
+func awaitWorkflowClosed(t *testing.T, e *env, workflowID string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var notFound *serviceerror.NotFound
+	if err := e.Temporal.GetWorkflow(ctx, workflowID, "").Get(ctx, nil); ctx.Err() != nil || errors.As(err, &notFound) {
+		t.Fatalf("workflow %s did not close: %v", workflowID, err)
+	}
+}
+
+// TestRemediationFailedEventFromAFailingStep runs a remediation whose second
+// step really fails (the system it calls refuses with 400) and follows the
+// failure to a subscriber: the remediation ends failed at that step, the third
+// step never runs, and the endpoint receives one signed remediation.failed
+// event carrying the failed remediation.
+func TestRemediationFailedEventFromAFailingStep(t *testing.T) {
+	e := newEnv(t)
+	owner, tenantID := e.signup(t, "Failing")
+	var refused, after sync.Mutex
+	refusedCalls, afterCalls := 0, 0
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/scale":
+			refused.Lock()
+			refusedCalls++
+			refused.Unlock()
+			http.Error(w, `{"error":"replicas must be at most 10"}`, http.StatusBadRequest)
+		default:
+			after.Lock()
+			afterCalls++
+			after.Unlock()
+		}
+	}))
+	t.Cleanup(target.Close)
+
+	rcv := newEventReceiver(t)
+	rcv.failFirst = 0 // this test is about the event, not retries
+	ep := rcv.subscribe(t, e, owner, models.EventRemediationFailed, models.EventRemediationCompleted)
+
+	e.createRunbook(t, owner, "scale out",
+		map[string]any{"type": "wait", "description": "let traffic settle", "params": map[string]any{"duration": "10ms"}},
+		map[string]any{"type": "http", "description": "scale {{.Service}}", "params": map[string]any{"method": "POST", "url": target.URL + "/scale"}},
+		map[string]any{"type": "http", "description": "never reached", "params": map[string]any{"method": "POST", "url": target.URL + "/after"}},
+	)
+	incID, rems := e.investigatedIncident(t, owner, 1)
+	rem := rems[0]
+	expectCall(t, e, "approve", "POST", "/v1/remediation/"+rem.RemediationID+"/approve", owner, nil, http.StatusOK, "")
+	expectCall(t, e, "execute", "POST", "/v1/remediation/"+rem.RemediationID+"/execute", owner, nil, http.StatusOK, "")
+	eventually(t, 30*time.Second, "the remediation to fail", func() bool { return e.remediation(t, owner, incID, rem.RemediationID).Status == "failed" })
+	got := e.remediation(t, owner, incID, rem.RemediationID)
+	if len(got.Steps) != 3 || got.Steps[0].Status != "completed" || got.Steps[1].Status != "failed" || got.Steps[2].Status == "completed" ||
+		!strings.Contains(got.FailureReason, "400") {
+		t.Fatalf("failed remediation %+v", got)
+	}
+	refused.Lock()
+	after.Lock()
+	if refusedCalls != 1 || afterCalls != 0 {
+		t.Errorf("step 2 called %d times, step 3 %d times; want a refusal once and nothing after it", refusedCalls, afterCalls)
+	}
+	after.Unlock()
+	refused.Unlock()
+
+	// The failure's event, recorded with the state change, reaches the endpoint.
+	evtID := models.EventID(rem.RemediationID, models.EventRemediationFailed)
+	stopRelay := startRelay(e)
+	t.Cleanup(stopRelay)
+	eventually(t, 30*time.Second, "remediation.failed delivered", func() bool { n, _ := rcv.delivered(evtID); return n > 0 })
+	stopRelay()
+	awaitWorkflowClosed(t, e, workflows.DeliveryWorkflowID(evtID, ep.EndpointID))
+	n, body := rcv.delivered(evtID)
+	data, _ := body["data"].(map[string]any)
+	if n != 1 || body["type"] != models.EventRemediationFailed || body["tenantId"] != tenantID ||
+		data["remediationId"] != rem.RemediationID || data["status"] != "failed" {
+		t.Fatalf("remediation.failed delivered %d times, body %v", n, body)
+	}
+	var completed int64
+	if err := e.Store.DB().Model(&models.OutboxEvent{}).Where("id = ?", models.EventID(rem.RemediationID, models.EventRemediationCompleted)).Count(&completed).Error; err != nil || completed != 0 {
+		t.Errorf("%d remediation.completed events for a failed remediation (%v)", completed, err)
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
+	if rcv.bad != 0 {
+		t.Errorf("%d deliveries failed signature verification", rcv.bad)
 	}
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/causeway/causeway/devstack"
+	"github.com/causeway/causeway/internal/testenv"
 )
 
 // proc is one child process: its output is kept for the failure report, and
@@ -209,7 +210,7 @@ func pgBinDir(t *testing.T) string {
 	if p, err := exec.LookPath("initdb"); err == nil {
 		return filepath.Dir(p)
 	}
-	t.Fatal("the PostgreSQL server binaries (initdb, postgres) are required: install the postgresql package " +
+	testenv.Missing(t, "the PostgreSQL server binaries (initdb, postgres) are not installed: install the postgresql package "+
 		"or set CAUSEWAY_TEST_PG_BINDIR")
 	return ""
 }
@@ -228,7 +229,7 @@ func pgCredential(t *testing.T) *syscall.Credential {
 	}
 	u, err := user.Lookup("postgres")
 	if err != nil {
-		t.Fatalf("running as root needs a postgres account to run the throwaway cluster: %v", err)
+		testenv.Missing(t, "running as root needs a postgres account to run the throwaway cluster: %v", err)
 	}
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
@@ -319,11 +320,7 @@ type redisServer struct {
 
 func startRedis(t *testing.T) *redisServer {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatal("redis-server is required (install the redis-server package)")
-	}
-	r := &redisServer{t: t, bin: bin}
+	r := &redisServer{t: t, bin: testenv.Program(t, "redis-server")}
 	cleanup(t, func() *proc { return r.proc })
 	onFreePort(t, "redis-server", func(port int) error { r.port = port; return r.launch() })
 	return r

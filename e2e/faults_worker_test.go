@@ -42,13 +42,13 @@ const (
 	wkKillWhile = 10
 )
 
-// stepTarget is the system the remediations change. Requests to /plain/ are
+// changeTarget is the system the remediations change. Requests to /plain/ are
 // applied every time they arrive, as by an API that knows nothing of
 // Idempotency-Key; requests to /keyed/ are applied once per key, as by one that
 // honours it; /verify/ only answers. Each request's effect is applied when it
 // arrives and the answer follows a moment later, so a worker killed in between
 // never learns the outcome of a change that happened.
-type stepTarget struct {
+type changeTarget struct {
 	mu       sync.Mutex
 	rng      *rand.Rand
 	requests map[string]int            // per path
@@ -58,11 +58,11 @@ type stepTarget struct {
 	caught   int // kills that found a request waiting for its answer
 }
 
-func newStepTarget(seed uint64) *stepTarget {
-	return &stepTarget{rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), requests: map[string]int{}, applied: map[string]int{}, keys: map[string]map[string]int{}}
+func newChangeTarget(seed uint64) *changeTarget {
+	return &changeTarget{rng: rand.New(rand.NewPCG(seed, seed^0x5eed)), requests: map[string]int{}, applied: map[string]int{}, keys: map[string]map[string]int{}}
 }
 
-func (s *stepTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *changeTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
 	key := r.Header.Get("Idempotency-Key")
@@ -86,7 +86,7 @@ func (s *stepTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // counts returns the requests, effects and distinct keys at path.
-func (s *stepTarget) counts(path string) (requests, applied, keys int) {
+func (s *changeTarget) counts(path string) (requests, applied, keys int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.requests[path], s.applied[path], len(s.keys[path])
@@ -140,7 +140,7 @@ func TestFaultWorkerKilledDuringRemediations(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build worker: %v\n%s", err, out)
 	}
-	target := newStepTarget(seed)
+	target := newChangeTarget(seed)
 	srv := httptest.NewServer(target)
 	t.Cleanup(srv.Close)
 

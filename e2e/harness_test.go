@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/causeway/causeway/devstack"
 	"github.com/causeway/causeway/internal/testdb"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/workflows"
 )
 
 // stack is one Temporal server for the whole package: starting it is the slow
@@ -34,7 +36,7 @@ var stack *devstack.Stack
 
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	s, err := devstack.Start(ctx, devstack.Options{})
+	s, err := devstack.Start(ctx, devstack.Options{SearchAttributes: workflows.SearchAttributeTypes()})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start embedded temporal:", err)
@@ -54,29 +56,44 @@ type env struct {
 	Store    *models.Store
 	Temporal client.Client
 	Config   *config.Config
+	// Logs holds everything the process logged, so a test can check what
+	// never reaches a log line.
+	Logs *syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was logged so far.
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // testConfig is a valid configuration for t; mutate it before newEnvWith.
 func testConfig(t testing.TB) *config.Config {
-	return &config.Config{
-		HTTPAddr:                    "127.0.0.1:0",
-		DataDir:                     t.TempDir(),
-		LogLevel:                    "warn",
-		DatabaseURL:                 testdb.URL(t),
-		TemporalNamespace:           stack.Namespace(),
-		TemporalTaskQueue:           "causeway-" + auth.RandomToken(6),
-		AuthJWTSecret:               auth.RandomToken(32),
-		AuthIssuer:                  "causeway",
-		AuthAudience:                "causeway-api",
-		AuthTokenTTL:                time.Hour,
-		AuthRefreshTTL:              24 * time.Hour,
-		AuthSignupEnabled:           true,
-		SecretsKey:                  "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
-		EgressAllowPrivate:          true,
-		QuotaEventsPerMonth:         10000,
-		QuotaInvestigationsPerMonth: 1000,
-		RateLimitPerMinute:          0,
-	}
+	c := config.Defaults(config.ModeProduction)
+	c.HTTPAddr, c.DataDir, c.LogLevel, c.DatabaseURL = "127.0.0.1:0", t.TempDir(), "warn", testdb.URL(t)
+	c.TemporalNamespace, c.TemporalTaskQueue = stack.Namespace(), "causeway-"+auth.RandomToken(6)
+	c.AuthJWTSecret, c.AuthSignupEnabled = auth.RandomToken(32), true
+	c.AuthTokenTTL, c.AuthRefreshTTL = time.Hour, 24*time.Hour
+	c.SecretsKey = "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	c.EgressAllowPrivate = true
+	c.QuotaEventsPerMonth, c.QuotaInvestigationsPerMonth = 10000, 1000
+	// Tests that exercise the limits set them; the rest must not trip them.
+	c.RateLimitPerMinute, c.AuthRateLimitPerMinute = 0, 0
+	c.DataSourceAllowedNetworks = "127.0.0.0/8,::1/128"
+	return &c
 }
 
 func newEnv(t testing.TB) *env { return newEnvWith(t, testConfig(t)) }
@@ -99,10 +116,12 @@ func startEnvOn(t testing.TB, cfg *config.Config, temporalAddr string, withWorke
 		t.Fatalf("config: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logs := &syncBuffer{}
+	var out io.Writer = logs
 	if testing.Verbose() {
-		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		out = io.MultiWriter(logs, os.Stderr)
 	}
+	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	a, err := app.New(ctx, cfg, log, temporalAddr)
 	if err != nil {
 		t.Fatalf("app: %v", err)
@@ -128,7 +147,7 @@ func startEnvOn(t testing.TB, cfg *config.Config, temporalAddr string, withWorke
 		}
 		a.Close()
 	})
-	return &env{URL: srv.URL, App: a, Store: a.Store, Temporal: a.Temporal, Config: cfg}
+	return &env{URL: srv.URL, App: a, Store: a.Store, Temporal: a.Temporal, Config: cfg, Logs: logs}
 }
 
 // call sends a JSON request and decodes the JSON answer into out (when not nil).

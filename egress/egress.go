@@ -76,6 +76,11 @@ type Options struct {
 	// check. It exists for tests, so a test can talk to its own httptest
 	// server while private egress stays off; production code leaves it empty.
 	AllowAddrs []netip.AddrPort
+	// AllowNetworks lists networks that are reachable although the address
+	// policy would refuse them: the operator's allowlist for data sources
+	// (CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS), which usually live on private
+	// networks. Public addresses stay reachable either way.
+	AllowNetworks []netip.Prefix
 
 	// resolver replaces the system resolver so tests can make a name resolve
 	// to a chosen address without any DNS traffic leaving the host.
@@ -114,21 +119,7 @@ func NewClient(o Options) *http.Client {
 		o.MaxRedirects = defaultMaxRedirects
 	}
 
-	g := &guard{
-		allowPrivate: o.AllowPrivate,
-		allowAddrs:   make(map[netip.AddrPort]struct{}, len(o.AllowAddrs)),
-		hook:         o.dialHook,
-	}
-	for _, ap := range o.AllowAddrs {
-		g.allowAddrs[normalize(ap)] = struct{}{}
-	}
-
-	dialer := &net.Dialer{
-		Timeout:        dialTimeout,
-		KeepAlive:      30 * time.Second,
-		Resolver:       o.resolver,
-		ControlContext: g.control,
-	}
+	dialer := NewDialer(o)
 	base := &http.Transport{
 		// Never consult HTTP_PROXY and friends: a proxy would make the
 		// dial-time check inspect the proxy's address instead of the target's.
@@ -161,11 +152,33 @@ func NewClient(o Options) *http.Client {
 	}
 }
 
+// NewDialer returns a dialer that applies the destination check of o to every
+// connection it opens, for clients that speak something other than HTTP (a
+// database driver, a TCP or TLS probe) under the same policy as NewClient.
+func NewDialer(o Options) *net.Dialer {
+	g := &guard{
+		allowPrivate:  o.AllowPrivate,
+		allowAddrs:    make(map[netip.AddrPort]struct{}, len(o.AllowAddrs)),
+		allowNetworks: o.AllowNetworks,
+		hook:          o.dialHook,
+	}
+	for _, ap := range o.AllowAddrs {
+		g.allowAddrs[normalize(ap)] = struct{}{}
+	}
+	return &net.Dialer{
+		Timeout:        dialTimeout,
+		KeepAlive:      30 * time.Second,
+		Resolver:       o.resolver,
+		ControlContext: g.control,
+	}
+}
+
 // guard is the dial-time destination check.
 type guard struct {
-	allowPrivate bool
-	allowAddrs   map[netip.AddrPort]struct{}
-	hook         func(netip.AddrPort) error
+	allowPrivate  bool
+	allowAddrs    map[netip.AddrPort]struct{}
+	allowNetworks []netip.Prefix
+	hook          func(netip.AddrPort) error
 }
 
 // control runs after the socket is created and before connect, with the
@@ -176,8 +189,8 @@ func (g *guard) control(_ context.Context, _, address string, _ syscall.RawConn)
 		return blockedf("unparseable dial address %q", address)
 	}
 	ap = normalize(ap)
-	if _, ok := g.allowAddrs[ap]; !ok && !g.allowPrivate && Blocked(ap.Addr()) {
-		return blockedf("address %s is not public", ap.Addr())
+	if _, ok := g.allowAddrs[ap]; !ok && !g.allowPrivate && !Allowed(ap.Addr(), g.allowNetworks) {
+		return blockedf("address %s is neither public nor in an allowed network", ap.Addr())
 	}
 	if g.hook != nil {
 		return g.hook(ap)
@@ -187,6 +200,13 @@ func (g *guard) control(_ context.Context, _, address string, _ syscall.RawConn)
 
 func normalize(ap netip.AddrPort) netip.AddrPort {
 	return netip.AddrPortFrom(ap.Addr().WithZone("").Unmap(), ap.Port())
+}
+
+// Allowed reports whether ip may be connected to under an allowlist of
+// networks: a public address always, any other only inside one of networks.
+func Allowed(ip netip.Addr, networks []netip.Prefix) bool {
+	ip = ip.WithZone("").Unmap()
+	return !Blocked(ip) || inAny(ip, networks)
 }
 
 // CheckURL is the part of the policy that can be decided from a URL alone:

@@ -636,3 +636,45 @@ func TestTimeoutsReachTransport(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowNetworks(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	rec := &dialRecorder{}
+
+	elsewhere := NewClient(Options{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, dialHook: rec.hook})
+	if _, err := get(t, elsewhere, srv.URL); !IsBlocked(err) {
+		t.Fatalf("loopback outside the allowed networks: got %v, want ErrBlockedDestination", err)
+	}
+	if hits.Load() != 0 {
+		t.Fatal("refused request reached the server")
+	}
+	loopback := NewClient(Options{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, dialHook: rec.hook})
+	resp, err := get(t, loopback, srv.URL)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("loopback inside the allowed networks: got %v, %v", resp, err)
+	}
+	for _, c := range []struct {
+		ip   string
+		nets []string
+		want bool
+	}{
+		{"8.8.8.8", nil, true},
+		{"10.1.2.3", nil, false},
+		{"10.1.2.3", []string{"10.0.0.0/8"}, true},
+		{"169.254.169.254", []string{"10.0.0.0/8", "127.0.0.0/8"}, false},
+		{"::ffff:10.1.2.3", []string{"10.0.0.0/8"}, true},
+	} {
+		var nets []netip.Prefix
+		for _, n := range c.nets {
+			nets = append(nets, netip.MustParsePrefix(n))
+		}
+		if got := Allowed(netip.MustParseAddr(c.ip), nets); got != c.want {
+			t.Errorf("Allowed(%s, %v) = %v, want %v", c.ip, c.nets, got, c.want)
+		}
+	}
+}

@@ -270,7 +270,7 @@ type callKey struct{}
 // callState is per-call information the go-openai error types do not carry.
 type callState struct {
 	// zeroTemperature asks the doer to send "temperature": 0, which go-openai
-	// omits because the field is tagged omitempty (go-openai issue #9), so
+	// omits because its field is tagged omitempty (zero is never sent), so
 	// the server would otherwise apply its default of 1.
 	zeroTemperature bool
 	// retryAfter is read from the response headers, which go-openai drops

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/internal/clip"
 )
 
 // MaxUserPromptChars caps the user message so that a huge paste of logs cannot
@@ -22,6 +23,9 @@ const minEntryKeep = 400
 
 // markerRoom is an upper bound on the length of a truncation marker.
 const markerRoom = 64
+
+// maxSourceLabel bounds the label naming where a gathered entry came from.
+const maxSourceLabel = 240
 
 // roleFocus tells each specialist what its domain is and what to look for.
 // Keeping the domains distinct is what makes the agents independent
@@ -41,7 +45,7 @@ Look for: resource exhaustion on a named host or container (memory, CPU, disk), 
 Look for: which hop fails (name resolution, TLS, TCP, HTTP status from a dependency), whether the failing dependency is internal or external, and whether errors are throttling (429, quota) rather than outages.`,
 }
 
-// categoryDefinitions are one-line definitions of DESIGN.md §6, in its order.
+// categoryDefinitions are one-line definitions of analyzer.Categories, in its order.
 var categoryDefinitions = map[string]string{
 	analyzer.CategoryBadDeployment:          "a code release or rollout of the affected system introduced the fault (failure starts right after it; a rollback fixes it).",
 	analyzer.CategoryConfigChange:           "a configuration, feature-flag, secret or infrastructure-setting change (not a code release) introduced the fault.",
@@ -93,7 +97,7 @@ Reply with exactly one JSON object and nothing else (no prose, no markdown, no c
 {"findings":[{"category":"<category id>","stance":"supports"|"refutes","strength":<number from 0 to 1>,"summary":"<one sentence>","citation":"<evidence>"}]}
 - "findings" is required; use {"findings":[]} when your domain has nothing to say.
 - "category" must be one of the category ids above; "stance" must be "supports" or "refutes"; "strength" must be a number between 0 and 1; "summary" and "citation" must not be empty.
-- "citation" is the evidence the finding rests on: either a short verbatim quote copied exactly from the title, the description or a context entry (the decisive part, at most about 200 characters), or a field reference: title, description, severity, service, environment, tags.<key> or metadata.<key>, naming a key that is present in the input (for metadata, a top-level key). Findings whose citation does not match the input are discarded.
+- "citation" is the evidence the finding rests on: either a short verbatim quote copied exactly from the title, the description, a context entry or a gathered entry (the decisive part, at most about 200 characters; for a gathered measurement, its whole line), or a field reference: title, description, severity, service, environment, tags.<key> or metadata.<key>, naming a key that is present in the input (for metadata, a top-level key). Findings whose citation does not match the input are discarded.
 `)
 	// The same bound the parser enforces, so a reply that follows the prompt is
 	// never rejected for its length.
@@ -121,7 +125,9 @@ func UserPrompt(in analyzer.Input) string {
 		context:     in.Context,
 	}
 	for _, g := range in.Gathered {
-		p.gatheredFrom = append(p.gatheredFrom, oneLine(g.Source.Describe()))
+		// A PromQL query spelled out for every service rule is long; its head
+		// says what it reads, and the budget is better spent on the answer.
+		p.gatheredFrom = append(p.gatheredFrom, clip.To(oneLine(g.Source.Describe()), maxSourceLabel))
 		p.gathered = append(p.gathered, g.Text)
 	}
 	full := p.render(-1, -1)

@@ -166,3 +166,16 @@ func TestUserPromptLabelsGatheredExcerpts(t *testing.T) {
 		t.Error("an input with nothing gathered must not get a gathered section")
 	}
 }
+
+func TestGatheredLabelsStayShort(t *testing.T) {
+	long := strings.Repeat(`container_memory_working_set_bytes{service="checkout"} or `, 50)
+	in := analyzer.Input{Title: "t", Gathered: []analyzer.Excerpt{{
+		Source: analyzer.Source{Kind: analyzer.SourceDataSource, DataSourceID: "ds_1", Type: "prometheus", Query: long},
+		Text:   "memory working set: 1.00 GiB of 1.00 GiB limit (100%)",
+	}}}
+	p := UserPrompt(in)
+	if strings.Contains(p, long) || !strings.Contains(p, "prometheus data source ds_1, query: container_memory_working_set_bytes") ||
+		!strings.Contains(p, "memory working set: 1.00 GiB of 1.00 GiB limit (100%)") {
+		t.Fatalf("prompt: %s", p)
+	}
+}

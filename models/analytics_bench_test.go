@@ -2,11 +2,11 @@ package models_test
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/causeway/causeway/internal/testdb"
+	"github.com/causeway/causeway/internal/testenv"
 )
 
 // BenchmarkIncidentStats90d runs the 90-day analytics query over 1,000,000
@@ -15,9 +15,7 @@ import (
 //
 //	CAUSEWAY_TEST_DATABASE_URL=postgres://… go test ./models -run '^$' -bench IncidentStats90d -benchtime 10x
 func BenchmarkIncidentStats90d(b *testing.B) {
-	if os.Getenv("CAUSEWAY_TEST_DATABASE_URL") == "" {
-		b.Skip("set CAUSEWAY_TEST_DATABASE_URL to benchmark on PostgreSQL")
-	}
+	testenv.DatabaseURL(b)
 	ctx := context.Background()
 	s := testdb.Open(b)
 	start := time.Now()

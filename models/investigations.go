@@ -14,7 +14,7 @@ import (
 	"github.com/causeway/causeway/analyzer"
 )
 
-// Investigation statuses (DESIGN.md §4).
+// Investigation statuses: running until the pass records its answer or its failure.
 const (
 	InvestigationRunning   = "running"
 	InvestigationCompleted = "completed"
@@ -129,8 +129,7 @@ func EventID(subject, eventType string) string {
 	return "evt_" + hex.EncodeToString(sum[:16])
 }
 
-// InvestigationResult is the public shape of an investigation (spec §2 plus
-// DESIGN.md §4). The API answers with it and investigation.completed carries it,
+// InvestigationResult is the public shape of an investigation. The API answers with it and investigation.completed carries it,
 // so the two can never disagree.
 type InvestigationResult struct {
 	IncidentID         string       `json:"incidentId"`
@@ -152,7 +151,8 @@ type InvestigationResult struct {
 }
 
 // Result renders the row for clients. While the pass runs, the answer fields are
-// withheld (rootCause and category null, as the spec requires of rootCause) even
+// withheld (rootCause and category null: a client must never read an unfinished
+// answer as the result) even
 // if synthesis already wrote them, so a client never mistakes a draft for the
 // answer. A pass that failed before synthesis names the category unknown.
 func (inv *Investigation) Result() InvestigationResult {

@@ -24,7 +24,8 @@ func ValidRole(r string) bool {
 	return false
 }
 
-// Incident statuses (DESIGN.md §4).
+// Incident statuses, in the order an incident usually passes through them
+// (docs/data-flow.md).
 const (
 	StatusOpen          = "open"
 	StatusTriaging      = "triaging"
@@ -152,5 +153,5 @@ type UsageCounter struct {
 
 // All lists every model, in dependency order, for migrations.
 func All() []any {
-	return []any{&Tenant{}, &User{}, &RefreshToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &Runbook{}, &Remediation{}, &RemediationStep{}}
+	return []any{&Tenant{}, &User{}, &RefreshToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &Runbook{}, &Remediation{}, &RemediationStep{}, &DataSource{}, &GatheredFact{}}
 }

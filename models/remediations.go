@@ -12,7 +12,7 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-// Remediation statuses (spec §2).
+// Remediation statuses, API values (docs/data-flow.md).
 const (
 	RemediationAwaitingApproval = "awaiting_approval"
 	RemediationApproved         = "approved"
@@ -22,7 +22,7 @@ const (
 	RemediationFailed           = "failed"
 )
 
-// Remediation step statuses (spec §3).
+// Remediation step statuses, API values.
 const (
 	StepPending   = "pending"
 	StepRunning   = "running"
@@ -426,7 +426,7 @@ func (s *Store) FinishRemediation(ctx context.Context, o RemediationOutcome) err
 	})
 }
 
-// RemediationView is the public shape of a remediation (spec §2 plus who decided
+// RemediationView is the public shape of a remediation (plus who decided
 // what and when). The API answers with it and remediation.* events carry it, so
 // the two never disagree. Step params are shown through RedactParams: an
 // approver must see what a step does but not the credentials it carries.

@@ -11,7 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-// Outbound event kinds a webhook endpoint can subscribe to (spec §6).
+// Outbound event kinds a webhook endpoint can subscribe to (API values).
 const (
 	EventRemediationCompleted = "remediation.completed"
 	EventRemediationFailed    = "remediation.failed"

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Custom accepts our own inbound alert JSON (service interface §2) signed with X-Webhook-Signature.
+// Custom accepts our own inbound alert JSON (docs/providers.md) signed with X-Webhook-Signature.
 //
 // Besides the documented fields it reads an optional "status": "resolved" (any case) marks the alert
 // Resolved so a custom integration can close the incident it opened; any other value means firing.

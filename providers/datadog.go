@@ -2,7 +2,7 @@ package providers
 
 import "strings"
 
-// Datadog reads the providers.md §2 custom Payload template. It cannot sign, so the API key alone
+// Datadog reads the custom Payload template of docs/providers.md. It cannot sign, so the API key alone
 // authenticates it.
 //
 // The source id is alert_cycle_key (stable from trigger to recovery) or, for templates without it,
@@ -26,6 +26,10 @@ type datadogPayload struct {
 	Tags            stringList `json:"tags"`
 	Scope           flexString `json:"scope"`
 	Link            flexString `json:"link"`
+	// Date ($DATE, epoch milliseconds) is when the monitor triggered; a
+	// template that carries it gives investigations their onset.
+	Date        flexString `json:"date"`
+	LastUpdated flexString `json:"last_updated"`
 }
 
 // Normalize implements Provider.
@@ -56,6 +60,8 @@ func (d *Datadog) Normalize(r Request) (Batch, error) {
 	putIf(a.Metadata, "link", p.Link.String())
 	putIf(a.Metadata, "scope", p.Scope.String())
 	putIf(a.Metadata, "alert_transition", p.AlertTransition.String())
+	putIf(a.Metadata, "date", p.Date.String())
+	putIf(a.Metadata, "last_updated", p.LastUpdated.String())
 	if id == "" {
 		return Batch{}, invalid("datadog: alert_cycle_key or alert_id is required")
 	}

@@ -22,7 +22,7 @@ func readFixture(tb testing.TB, provider, name string) []byte {
 }
 
 // TestNormalizeFixtures pins every mapped field of every fixture, so a mapping change shows up as a diff
-// against providers.md rather than slipping through.
+// against docs/providers.md rather than slipping through.
 func TestNormalizeFixtures(t *testing.T) {
 	reg := New(Options{})
 	cases := []struct {
@@ -171,6 +171,22 @@ func TestNormalizeFixtures(t *testing.T) {
 						Environment:   "prod",
 						Tags:          map[string]string{"env": "prod", "monitor": "", "role": "computing-node", "service": "api"},
 						Metadata:      map[string]any{"alert_id": "1234567", "alert_transition": "Triggered", "link": "https://app.datadoghq.com/event/event?id=1", "scope": "host:api-1"},
+					},
+				},
+			}},
+		{provider: "datadog", fixture: "with_date",
+			want: Batch{
+				Alerts: []Alert{
+					{
+						Title:         "[Triggered] checkout degraded",
+						Description:   "",
+						SourceAlertID: "c-998",
+						Severity:      "medium",
+						Service:       "checkout",
+						Environment:   "",
+						Tags:          map[string]string{"kube_namespace": "shop", "service": "checkout"},
+						Metadata: map[string]any{"alert_id": "998", "alert_transition": "Triggered", "link": "https://app.datadoghq.com/event/event?id=2",
+							"scope": "kube_namespace:shop,pod_name:checkout-7d9f", "date": "1777636500000", "last_updated": "1777636560000"},
 					},
 				},
 			}},

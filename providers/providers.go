@@ -2,7 +2,7 @@
 // authenticates the delivery the way that tool can sign it. It does no I/O except fetching SNS
 // signing certificates, so the HTTP handler stays thin and every mapping is fuzzable.
 //
-// The field mappings follow reference/providers.md; where that reference leaves a choice open the
+// The field mappings are described in docs/providers.md; where a provider's documentation leaves a choice open the
 // choice is documented on the provider's type.
 package providers
 
@@ -45,7 +45,7 @@ const MaxSourceAlertIDRunes = 500
 // the tenant's quota row) for thousands of inserts; Alertmanager's max_alerts keeps groups under it.
 const MaxAlertsPerDelivery = 1000
 
-// Alert is one normalized alert, shaped like the inbound custom payload of the service interface so
+// Alert is one normalized alert, shaped like our inbound custom payload so
 // every provider feeds the same ingestion path.
 type Alert struct {
 	Title         string            `json:"title"`
@@ -94,7 +94,7 @@ type Confirmation struct {
 // Mode says how a provider authenticates a delivery on top of the API key, which is always required.
 type Mode string
 
-// The three authentication modes of providers.md §13.
+// The three authentication modes (docs/providers.md).
 const (
 	// ModeHMAC is our X-Webhook-Signature scheme.
 	ModeHMAC Mode = "hmac"
@@ -165,7 +165,7 @@ type Options struct {
 	// plain client with a short timeout.
 	HTTPClient *http.Client
 	// DefaultSeverity is used when a provider sends no usable severity; "" (or an unknown value) means
-	// "high", the providers.md fallback for firing alerts.
+	// "high", the fallback for firing alerts (docs/providers.md).
 	DefaultSeverity string
 	// SNSCertHostAllowed decides which host (the URL's host, with port if any) may serve SNS signing
 	// certificates and subscription confirmations. Nil allows only sns.<region>.amazonaws.com and

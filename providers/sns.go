@@ -23,7 +23,7 @@ import (
 // SNS reads AWS SNS HTTP/S deliveries, usually carrying CloudWatch alarms, and authenticates them with the
 // SNS RSA message signature instead of the webhook secret.
 //
-// A CloudWatch alarm maps per providers.md §6: ALARM fires, OK resolves, INSUFFICIENT_DATA fires with
+// A CloudWatch alarm maps as docs/providers.md describes: ALARM fires, OK resolves, INSUFFICIENT_DATA fires with
 // severity info. The service is "<Trigger.Namespace>/<first dimension value>". Any other notification
 // becomes an alert titled by Subject (else the first line of Message) with MessageId as its source id.
 // SubscriptionConfirmation yields a Confirmation for the caller to GET; UnsubscribeConfirmation is

@@ -24,7 +24,7 @@ type Analytics struct {
 // NewAnalytics wires the analytics service.
 func NewAnalytics(store *models.Store) *Analytics { return &Analytics{store: store, now: time.Now} }
 
-// IncidentAnalytics is the spec's response body (§4).
+// IncidentAnalytics is the body of GET /v1/analytics/incidents.
 type IncidentAnalytics struct {
 	Period            string         `json:"period"`
 	TotalIncidents    int64          `json:"totalIncidents"`

@@ -27,11 +27,19 @@ type Dispatcher struct {
 	log       *slog.Logger
 	now       func() time.Time
 	kick      chan struct{}
+	attrs     *searchAttributes
 }
 
 // NewDispatcher builds a dispatcher that starts workflows on taskQueue.
 func NewDispatcher(store *models.Store, tc client.Client, taskQueue string, log *slog.Logger) *Dispatcher {
 	return &Dispatcher{store: store, temporal: tc, taskQueue: taskQueue, log: log, now: time.Now, kick: make(chan struct{}, 1)}
+}
+
+// UseSearchAttributes makes the dispatcher label the workflows it starts with
+// Causeway's custom search attributes whenever namespace has them (checked on
+// the cluster, see searchAttributes). Without it, no workflow uses them.
+func (d *Dispatcher) UseSearchAttributes(namespace string) {
+	d.attrs = &searchAttributes{temporal: d.temporal, namespace: namespace, log: d.log, now: d.now}
 }
 
 // Ensure starts the incident's workflow unless it already exists, then marks the row.
@@ -43,7 +51,8 @@ func (d *Dispatcher) Ensure(ctx context.Context, inc *models.Incident) error {
 	}
 	in := workflows.IncidentInput{
 		TenantID: inc.TenantID, IncidentID: inc.ID, Source: inc.Source, Status: inc.Status,
-		Severity: inc.Severity, Title: inc.Title, CreatedAt: inc.CreatedAt,
+		Severity: inc.Severity, Title: inc.Title, CreatedAt: inc.CreatedAt, Service: inc.Service,
+		SearchAttributes: d.attrs.available(ctx),
 	}
 	if err := startOnce(ctx, d.temporal, opts, workflows.IncidentWorkflowName, in); err != nil {
 		return fmt.Errorf("start workflow of incident %s: %w", inc.ID, err)

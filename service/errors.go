@@ -7,7 +7,7 @@ import (
 	"fmt"
 )
 
-// Error codes shared with clients (spec §7 and DESIGN.md §4). The api package maps
+// Error codes shared with clients: API values, never renamed. The api package maps
 // each to an HTTP status in one table.
 const (
 	CodeValidation              = "validation_error"

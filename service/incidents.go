@@ -16,7 +16,8 @@ import (
 	"github.com/causeway/causeway/workflows"
 )
 
-// Limits of incident input (spec §8; the title bound is ours).
+// Limits of incident input: the description minimum is an API rule, the title
+// bound keeps a title fit for lists and notifications.
 const (
 	MaxTitleLength       = 200
 	MinDescriptionLength = 10

@@ -131,6 +131,11 @@ func (s *Remediations) List(ctx context.Context, p auth.Principal, incidentID st
 	return rems, nil
 }
 
+// Get returns one remediation with its steps; another tenant's is not found.
+func (s *Remediations) Get(ctx context.Context, p auth.Principal, id string) (*models.Remediation, error) {
+	return s.remediation(ctx, p.TenantID, id)
+}
+
 // ApproveInput is the optional body of approve: the plan hash the caller
 // reviewed. Without it, the plan the service loads is the one approved.
 type ApproveInput struct {

@@ -31,9 +31,11 @@ func Options() sdkworker.Options {
 		// child's first workflow task comes from the shared queue, not the sticky
 		// one. With the SDK's two pollers (one of them on the sticky queue) those
 		// tasks queue behind each other; a long poll is one idle goroutine on a
-		// shared connection, so poll with room for a whole fan-out. Activities
-		// need no more pollers: they start eagerly, handed back with the workflow
-		// task that scheduled them.
+		// shared connection, so poll with room for a whole fan-out.
 		MaxConcurrentWorkflowTaskPollers: 8,
+		// A pass schedules all its data-source queries at once; only a few
+		// start eagerly with the workflow task, the rest wait on the activity
+		// pollers, so give those the same room.
+		MaxConcurrentActivityTaskPollers: 8,
 	}
 }

@@ -60,6 +60,16 @@ type incident struct {
 	running   bool     // a pass (or triage deciding on one) is in progress
 	pass      int      // number of the latest pass started
 	agents    []string // triage's choice, carried over continue-as-new
+
+	searchAttrs bool           // this run upserts search attributes
+	published   publishedAttrs // what it last upserted
+}
+
+// publishedAttrs is what an incident workflow last wrote to its search
+// attributes, so it upserts only what changed.
+type publishedAttrs struct {
+	done             bool
+	status, severity string
 }
 
 func (w *incident) setup(ctx workflow.Context) error {
@@ -86,6 +96,9 @@ func (w *incident) setup(ctx workflow.Context) error {
 }
 
 func (w *incident) run(ctx workflow.Context) (IncidentState, error) {
+	// Label the workflow for the Temporal UI: tenant, service, severity, status.
+	w.searchAttrs = searchAttributesOn(ctx, w.in.SearchAttributes)
+	w.publish(ctx)
 	if !w.in.Continued {
 		// Say in the incident's own timeline that orchestration has taken over, so
 		// the dashboard shows the workflow exists.
@@ -196,6 +209,7 @@ func (w *incident) startPass(ctx workflow.Context, req StartInvestigationRequest
 	if w.state.Status != models.StatusResolved {
 		w.state.Status = models.StatusInvestigating
 	}
+	w.publish(ctx)
 
 	child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            InvestigationWorkflowID(w.in.IncidentID, pass),
@@ -203,6 +217,7 @@ func (w *incident) startPass(ctx workflow.Context, req StartInvestigationRequest
 		StaticSummary:         fmt.Sprintf("pass %d · %s", pass, strings.Join(begun.Agents, ", ")),
 	}), InvestigationWorkflowName, InvestigationInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: invID, Pass: pass, Agents: begun.Agents,
+		Service: w.in.Service, SearchAttributes: w.in.SearchAttributes,
 	})
 	workflow.Go(ctx, func(ctx workflow.Context) { w.awaitPass(ctx, child, invID, pass) })
 	return StartInvestigationResult{InvestigationID: invID, Pass: pass}, nil
@@ -232,6 +247,7 @@ func (w *incident) awaitPass(ctx workflow.Context, child workflow.ChildWorkflowF
 	if w.state.Status != models.StatusResolved && out.IncidentStatus != "" {
 		w.state.Status = out.IncidentStatus
 	}
+	w.publish(ctx)
 }
 
 // setStatus moves the incident and records why, in one activity.
@@ -241,6 +257,7 @@ func (w *incident) setStatus(ctx workflow.Context, status, kind, msg string) err
 	}).Get(ctx, nil)
 	if err == nil {
 		w.state.Status = status
+		w.publish(ctx)
 	}
 	return err
 }
@@ -270,7 +287,35 @@ func (w *incident) resolve(ctx workflow.Context, req ResolveRequest) (IncidentSt
 	w.state.Status = models.StatusResolved
 	w.state.ResolvedAt = now
 	w.state.ResolvedBy = req.Actor
+	w.publish(ctx)
 	return w.state, nil
+}
+
+// publish brings the workflow's search attributes in line with the incident:
+// tenant and service once per run, status and severity whenever they changed.
+// Runs that do not use search attributes (see searchAttributesOn) do nothing.
+func (w *incident) publish(ctx workflow.Context) {
+	if !w.searchAttrs {
+		return
+	}
+	var updates []temporal.SearchAttributeUpdate
+	if !w.published.done {
+		updates = append(updates, keyword(SearchAttrTenant, w.in.TenantID), keyword(SearchAttrService, w.in.Service))
+	}
+	if !w.published.done || w.state.Status != w.published.status {
+		updates = append(updates, keyword(SearchAttrIncidentStatus, w.state.Status))
+	}
+	if !w.published.done || w.state.Severity != w.published.severity {
+		updates = append(updates, keyword(SearchAttrSeverity, w.state.Severity))
+	}
+	if len(updates) == 0 {
+		return
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
+		workflow.GetLogger(ctx).Error("could not upsert search attributes", "tenant_id", w.in.TenantID, "incident_id", w.in.IncidentID, "error", err)
+		return
+	}
+	w.published = publishedAttrs{done: true, status: w.state.Status, severity: w.state.Severity}
 }
 
 // timeline records one entry; kind doubles as the step name of its DedupKey, so

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/internal/clip"
 	"github.com/causeway/causeway/models"
 )
 
@@ -31,10 +32,11 @@ func InvestigationWorkflow(ctx workflow.Context, in InvestigationInput) (Investi
 }
 
 type investigation struct {
-	in      InvestigationInput
-	id      string
-	roles   []string
-	results []agentResult
+	in       InvestigationInput
+	id       string
+	roles    []string
+	results  []agentResult
+	gathered gathering
 }
 
 // agentResult is what became of one dispatched agent.
@@ -55,6 +57,10 @@ func (w *investigation) setup() {
 }
 
 func (w *investigation) run(ctx workflow.Context) (InvestigationOutcome, error) {
+	// Query the tenant's data sources first, so the agents reason over the
+	// same facts whichever path (offline or LLM) answers.
+	w.gather(ctx)
+
 	// Ask every agent at once and stop waiting at the deadline.
 	w.fanOut(ctx)
 	coverage, completed := w.coverage()
@@ -74,6 +80,7 @@ func (w *investigation) run(ctx workflow.Context) (InvestigationOutcome, error) 
 	var syn activities.SynthesisSummary
 	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameSynthesizeInvestigation, activities.SynthesisInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID, Completed: completed,
+		Facts: w.gathered.keys,
 	}).Get(ctx, &syn)
 	if err != nil {
 		return InvestigationOutcome{}, err
@@ -140,6 +147,7 @@ func (w *investigation) fanOut(ctx workflow.Context) {
 		}
 		futures[i] = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(agentsCtx, opts), AgentWorkflowName, activities.AgentInput{
 			TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID, AgentRole: role,
+			Facts: w.gathered.facts[i],
 		})
 	}
 
@@ -183,6 +191,8 @@ func (w *investigation) coverage() ([]models.Coverage, []string) {
 				Reason: fmt.Sprintf("%d findings; %s", r.summary.Findings, r.summary.Summary)}
 			completed = append(completed, role)
 		}
+		// The reason is stored, shown and kept in history: bounded.
+		cov[i].Reason = clip.To(cov[i].Reason+w.gatherCoverage(i), 1000)
 	}
 	return cov, completed
 }
@@ -198,6 +208,17 @@ func (w *investigation) finish(ctx workflow.Context, status string, cov []models
 	}).Get(ctx, &out)
 	if err != nil {
 		return InvestigationOutcome{}, err
+	}
+	// Label the pass for the Temporal UI with its answer.
+	if searchAttributesOn(ctx, w.in.SearchAttributes) {
+		category := syn.Category
+		if status == models.InvestigationFailed {
+			category = "unknown"
+		}
+		if err := workflow.UpsertTypedSearchAttributes(ctx, keyword(SearchAttrTenant, w.in.TenantID),
+			keyword(SearchAttrService, w.in.Service), keyword(SearchAttrCategory, category)); err != nil {
+			workflow.GetLogger(ctx).Error("could not upsert search attributes", "tenant_id", w.in.TenantID, "investigation_id", w.in.InvestigationID, "error", err)
+		}
 	}
 	return InvestigationOutcome{
 		InvestigationID: w.in.InvestigationID, Status: status, IncidentStatus: out.IncidentStatus,

@@ -30,6 +30,13 @@ type IncidentInput struct {
 	Severity   string
 	Title      string
 	CreatedAt  time.Time
+	Service    string
+
+	// SearchAttributes says the cluster has Causeway's custom search
+	// attributes (SearchAttributeTypes), checked by the starter: a workflow
+	// that upserted an attribute the cluster does not know would fail every
+	// workflow task.
+	SearchAttributes bool
 
 	// Continued marks a run started by continue-as-new: the start-up steps
 	// (timeline entry, triage) already happened. The fields below carry the
@@ -107,6 +114,10 @@ type InvestigationInput struct {
 	Agents          []string
 	// AgentTimeout bounds the wait for agents; zero means DefaultAgentTimeout.
 	AgentTimeout time.Duration
+	// Service is the incident's service, for the search attributes.
+	Service string
+	// SearchAttributes is the incident workflow's IncidentInput.SearchAttributes.
+	SearchAttributes bool
 }
 
 // InvestigationOutcome is how a pass ended, and the incident's status afterwards.

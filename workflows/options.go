@@ -92,3 +92,26 @@ func withStepOptions(ctx workflow.Context, stepType string) workflow.Context {
 	}
 	return workflow.WithActivityOptions(ctx, o)
 }
+
+// withQueryOptions is the preset of a data-source query: a read, so it gets
+// a short attempt, one retry for a passing outage, and nothing past the
+// pass's budget; refusals do not retry at all.
+func withQueryOptions(ctx workflow.Context, timeout, budget time.Duration) workflow.Context {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    timeout + 5*time.Second,
+		ScheduleToCloseTimeout: budget + 5*time.Second,
+		// The activity heartbeats while it waits on the source, so a query
+		// cancelled at the budget stops instead of running to its timeout.
+		HeartbeatTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        500 * time.Millisecond,
+			BackoffCoefficient:     2,
+			MaximumInterval:        2 * time.Second,
+			MaximumAttempts:        2,
+			NonRetryableErrorTypes: []string{activities.ErrTypeDataSourceDenied, activities.ErrTypeDataSourceMissing},
+		},
+	})
+}

@@ -19,8 +19,14 @@ func TestReplayRecordedHistories(t *testing.T) {
 	r.RegisterWorkflowWithOptions(RemediationWorkflow, workflow.RegisterOptions{Name: RemediationWorkflowName})
 	for _, name := range []string{
 		"incident.json", "investigation.json", "remediation.json",
+		// Recorded with only one of versionGather and versionSearchAttributes
+		// in the code: each still replays.
+		"investigation-gather.json", "investigation-before-gather.json",
 		// Recorded before approvals expired (versionApprovalExpiry): still replays.
 		"remediation-before-approval-expiry.json",
+		// Recorded before the workflows upserted search attributes
+		// (versionSearchAttributes): still replay.
+		"incident-before-search-attributes.json", "investigation-before-search-attributes.json",
 		// An agent whose attempts all met a database outage, waiting it out
 		// (versionAgentWaitsForStore).
 		"agent-waited-for-store.json",

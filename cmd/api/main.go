@@ -15,7 +15,6 @@ func main() {
 		// The API runs a dispatcher too, so a webhook's Kick starts the incident's
 		// workflow at once instead of at a worker's next sweep.
 		go a.Dispatcher().Run(ctx, time.Second)
-		a.Log.Info("api listening", "addr", a.Config.HTTPAddr)
 		return a.Serve(ctx, a.Router())
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/causeway/causeway/devstack"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/workflows"
 )
 
 // evalTimeout bounds one scenario's pass; the offline analyzer needs well under a
@@ -36,7 +37,7 @@ type evalResult struct {
 // database) and prints accuracy against the expert labels. The analysis path is
 // whatever the configuration selects: the offline analyzer, or CAUSEWAY_LLM_*.
 // A malformed scenario file is an error before anything runs.
-func evaluate(ctx context.Context, cfgPath, dir string) error {
+func evaluate(ctx context.Context, cfgPath, dir string, out io.Writer) error {
 	if dir == "" {
 		return errors.New("usage: causeway eval DIR")
 	}
@@ -65,7 +66,7 @@ func evaluate(ctx context.Context, cfgPath, dir string) error {
 	cfg.TemporalTaskQueue = "causeway-eval"
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	e, err := startEmbedded(ctx, cfg, log, &devstack.Options{Namespace: cfg.TemporalNamespace})
+	e, err := startEmbedded(ctx, cfg, log, &devstack.Options{Namespace: cfg.TemporalNamespace, SearchAttributes: workflows.SearchAttributeTypes()})
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ func evaluate(ctx context.Context, cfgPath, dir string) error {
 	if cfg.LLMEnabled() {
 		model = "LLM " + cfg.LLMModel
 	}
-	fmt.Printf("Evaluating %d scenarios from %s with the %s\n\n%-36s %-26s %-26s %5s\n", len(scenarios), dir, model, "scenario", "expected", "got", "conf")
+	fmt.Fprintf(out, "Evaluating %d scenarios from %s with the %s\n\n%-36s %-26s %-26s %5s\n", len(scenarios), dir, model, "scenario", "expected", "got", "conf")
 	results := make([]evalResult, 0, len(scenarios))
 	for _, s := range scenarios {
 		r, err := evalScenario(ctx, a, inv, p, s)
@@ -92,10 +93,10 @@ func evaluate(ctx context.Context, cfgPath, dir string) error {
 		if r.got == r.expected {
 			mark = "✓"
 		}
-		fmt.Printf("%-36s %-26s %-26s %5.2f %s %s\n", r.id, r.expected, r.got, r.confidence, mark, r.status)
+		fmt.Fprintf(out, "%-36s %-26s %-26s %5.2f %s %s\n", r.id, r.expected, r.got, r.confidence, mark, r.status)
 		results = append(results, r)
 	}
-	printSummary(results)
+	printSummary(out, results)
 	return nil
 }
 
@@ -154,7 +155,7 @@ func evalScenario(ctx context.Context, a *app.App, inv *service.Investigations, 
 
 // printSummary prints accuracy, the confusion table and mean confidence of right
 // and wrong answers (a calibrated analyzer is less sure when it is wrong).
-func printSummary(results []evalResult) {
+func printSummary(out io.Writer, results []evalResult) {
 	var right, wrong []float64
 	confusion := map[string]map[string]int{}
 	for _, r := range results {
@@ -168,15 +169,15 @@ func printSummary(results []evalResult) {
 		}
 		confusion[r.expected][r.got]++
 	}
-	fmt.Printf("\nAccuracy: %d/%d (%.1f%%)\n\nConfusion (expected → got):\n", len(right), len(results), 100*float64(len(right))/float64(len(results)))
+	fmt.Fprintf(out, "\nAccuracy: %d/%d (%.1f%%)\n\nConfusion (expected → got):\n", len(right), len(results), 100*float64(len(right))/float64(len(results)))
 	for _, exp := range sortedKeys(confusion) {
 		var cells []string
 		for _, got := range sortedKeys(confusion[exp]) {
 			cells = append(cells, fmt.Sprintf("%s×%d", got, confusion[exp][got]))
 		}
-		fmt.Printf("  %-26s → %s\n", exp, strings.Join(cells, ", "))
+		fmt.Fprintf(out, "  %-26s → %s\n", exp, strings.Join(cells, ", "))
 	}
-	fmt.Printf("\nMean confidence: right %.2f (n=%d), wrong %.2f (n=%d)\n", mean(right), len(right), mean(wrong), len(wrong))
+	fmt.Fprintf(out, "\nMean confidence: right %.2f (n=%d), wrong %.2f (n=%d)\n", mean(right), len(right), mean(wrong), len(wrong))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -20,6 +20,7 @@ import (
 	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/devstack"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/workflows"
 )
 
 const usage = `usage: causeway [--config FILE] COMMAND
@@ -28,6 +29,7 @@ commands:
   run       start API, worker and (unless CAUSEWAY_TEMPORAL_ADDRESS is set) an embedded Temporal server with its UI
   migrate   create or update the database schema
   eval DIR  run every scenario of DIR through the real pipeline and report accuracy
+  demo      start Prometheus with a bundled scenario and everything of run, then investigate an alert from its live data
 `
 
 func main() {
@@ -52,7 +54,9 @@ func run(args []string) error {
 	case "migrate":
 		return migrate(ctx, *cfgPath)
 	case "eval":
-		return evaluate(ctx, *cfgPath, fs.Arg(1))
+		return evaluate(ctx, *cfgPath, fs.Arg(1), os.Stdout)
+	case "demo":
+		return runDemo(ctx, *cfgPath)
 	default:
 		fs.Usage()
 		return errors.New("unknown or missing command")
@@ -95,6 +99,8 @@ func runAll(ctx context.Context, cfgPath string) error {
 			UIAddr:    cfg.TemporalUIAddr,
 			Namespace: cfg.TemporalNamespace,
 			Logger:    log.With(slog.String("component", "temporal")),
+			// Labels an SRE filters by in the Temporal UI.
+			SearchAttributes: workflows.SearchAttributeTypes(),
 		}
 	}
 	e, err := startEmbedded(ctx, cfg, log, stackOpts)
@@ -105,19 +111,23 @@ func runAll(ctx context.Context, cfgPath string) error {
 	a, temporalAddr, uiURL := e.app, cfg.TemporalAddress, ""
 	if e.stack != nil {
 		temporalAddr, uiURL = e.stack.FrontendAddress(), e.stack.UIURL()
+		if cfg.TemporalUIURL == "" && uiURL != "" {
+			// The embedded UI may have picked its port: link to where it is.
+			cfg.TemporalUIURL = uiURL
+		}
 	}
 	go a.Dispatcher().Run(ctx, time.Second)
 	go a.Relay().Run(ctx, time.Second)
 
-	printBanner(a.PublicURL(), uiURL, temporalAddr)
+	printBanner(a.PublicURL(), a.DashboardURL(), uiURL, temporalAddr)
 	return a.Serve(ctx, a.Router())
 }
 
-func printBanner(apiURL, uiURL, temporalAddr string) {
-	fmt.Printf("\nCauseway is running.\n\n  API          %s\n", apiURL)
+func printBanner(apiURL, dashboardURL, uiURL, temporalAddr string) {
+	fmt.Printf("\nCauseway is running.\n\n  Dashboard    %s\n  API          %s\n", dashboardURL, apiURL)
 	if uiURL != "" {
 		fmt.Printf("  Temporal UI  %s\n", uiURL)
 	}
-	fmt.Printf("  Temporal     %s\n\nSign up:\n  curl -s -X POST %s/auth/signup -H 'Content-Type: application/json' -d '{\"tenantName\":\"Acme\",\"email\":\"you@example.com\",\"password\":\"change-me-please\",\"name\":\"You\"}'\n\n",
-		temporalAddr, apiURL)
+	fmt.Printf("  Temporal     %s\n\nSign up in the dashboard (%ssignup), or with curl:\n  curl -s -X POST %s/auth/signup -H 'Content-Type: application/json' -d '{\"tenantName\":\"Acme\",\"email\":\"you@example.com\",\"password\":\"change-me-please\",\"name\":\"You\"}'\n\n",
+		temporalAddr, dashboardURL, apiURL)
 }

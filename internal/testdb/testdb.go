@@ -11,15 +11,21 @@ import (
 	"testing"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/internal/testenv"
 	"github.com/causeway/causeway/models"
 )
 
 // URL returns a connection URL for a new, empty schema (dropped when t ends), or ""
-// when the tests run on SQLite.
+// when the tests run on SQLite. Under CAUSEWAY_REQUIRE_ALL (CI) PostgreSQL is
+// mandatory: a suite that quietly fell back to SQLite would not test the database
+// production runs on.
 func URL(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("CAUSEWAY_TEST_DATABASE_URL")
 	if base == "" {
+		if testenv.RequireAll() {
+			t.Fatalf("CAUSEWAY_TEST_DATABASE_URL is not set and %s is: the suite must run on PostgreSQL", testenv.RequireAllVar)
+		}
 		return ""
 	}
 	schema := "t_" + strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(auth.RandomToken(9)))

@@ -1,0 +1,199 @@
+package datasources
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Source is a data source as the planner sees it: no credential.
+type Source struct {
+	ID       string
+	Name     string
+	Type     string
+	URL      string
+	Settings map[string]any
+}
+
+// Planned is a pass's gathering plan: the queries to run and notes on what
+// could not be planned (a source that needs a service the alert lacks, a plan
+// cut at the budget).
+type Planned struct {
+	Queries []Query
+	Notes   []string
+}
+
+// Plan chooses, for the agents of a pass, every query of every source the
+// tenant connected, scoped to sc. Sources run in id order and entries in plan
+// order, so the same incident always yields the same plan; a query two agents
+// need runs once and both read it. At most maxQueries are planned.
+func Plan(sources []Source, sc Scope, roles []string, maxQueries int) Planned {
+	var p Planned
+	srcs := slices.Clone(sources)
+	sort.Slice(srcs, func(i, j int) bool { return srcs[i].ID < srcs[j].ID })
+	byKey := map[string]int{}
+	add := func(q Query) bool {
+		if i, ok := byKey[q.Key]; ok {
+			p.Queries[i].Roles = unionRoles(p.Queries[i].Roles, q.Roles)
+			return true
+		}
+		if maxQueries > 0 && len(p.Queries) >= maxQueries {
+			return false
+		}
+		byKey[q.Key] = len(p.Queries)
+		p.Queries = append(p.Queries, q)
+		return true
+	}
+	dropped := 0
+	for _, s := range srcs {
+		k, ok := kinds[s.Type]
+		if !ok {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s source %q is of a type this version cannot query", s.Type, s.Name))
+			continue
+		}
+		qs, notes := k.plan(s, sc, roles)
+		p.Notes = append(p.Notes, notes...)
+		for _, q := range qs {
+			if !add(q) {
+				dropped++
+			}
+		}
+	}
+	if dropped > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d queries left out: a pass runs at most %d", dropped, maxQueries))
+	}
+	return p
+}
+
+// entriesFor lists the plan entries of a type that any of roles reads, with
+// the roles that read each.
+func entriesFor(typ string, roles []string) []struct {
+	PlanEntry
+	roles []string
+} {
+	var out []struct {
+		PlanEntry
+		roles []string
+	}
+	for _, e := range Plans {
+		if e.Type != typ {
+			continue
+		}
+		var rs []string
+		for _, r := range e.Agents {
+			if slices.Contains(roles, r) {
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) > 0 {
+			out = append(out, struct {
+				PlanEntry
+				roles []string
+			}{e, rs})
+		}
+	}
+	return out
+}
+
+func unionRoles(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, r := range b {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// queryKey names a query within a pass.
+func queryKey(sourceID, entryID, target string) string {
+	k := sourceID + "/" + entryID
+	if target != "" {
+		k += "/" + target
+	}
+	return k
+}
+
+// Step of a range query: about 120 points over the window, never finer than
+// 15 s (a usual scrape interval).
+func rangeStep(start, end time.Time) time.Duration {
+	step := end.Sub(start) / 120
+	if step < 15*time.Second {
+		step = 15 * time.Second
+	}
+	return step.Truncate(time.Second)
+}
+
+// Service matching: the labels that may name a service when the source sets
+// no serviceLabel, in the order their variants are written.
+var defaultServiceLabels = []string{"service", "app", "app_kubernetes_io_name", "job", "container"}
+
+var (
+	groupRe = regexp.MustCompile(`<<(.*?)>>`)
+)
+
+// renderPromQL fills an entry's query for a service: each <<…>> group is
+// repeated once per way a series can belong to the service, joined by or;
+// $S becomes that way's matcher plus the alert's narrowing matchers; $W the
+// window.
+func renderPromQL(tmpl string, sc Scope, serviceLabel string) string {
+	labels := defaultServiceLabels
+	if serviceLabel != "" {
+		labels = []string{serviceLabel}
+	}
+	type variant struct{ label, matcher string }
+	var variants []variant
+	for _, l := range labels {
+		variants = append(variants, variant{l, l + `="` + escapeLabelValue(sc.Service) + `"`})
+	}
+	variants = append(variants, variant{"pod", `pod=~"` + escapeLabelValue(regexp.QuoteMeta(sc.Service)) + `-.+"`})
+	narrow := func(skip string) string {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(sc.Labels)) {
+			if k == skip {
+				continue
+			}
+			// A series without the label matches the empty string, so the
+			// alert's value narrows only the series that carry that label.
+			parts = append(parts, k+`=~"`+escapeLabelValue(regexp.QuoteMeta(sc.Labels[k]))+`|"`)
+		}
+		return strings.Join(parts, ", ")
+	}
+	window := promDuration(sc.End.Sub(sc.Start))
+	out := groupRe.ReplaceAllStringFunc(tmpl, func(g string) string {
+		inner := g[2 : len(g)-2]
+		alts := make([]string, len(variants))
+		for i, v := range variants {
+			m := v.matcher
+			if n := narrow(v.label); n != "" {
+				m += ", " + n
+			}
+			alts[i] = strings.ReplaceAll(inner, "$S", m)
+		}
+		if len(alts) == 1 {
+			return alts[0]
+		}
+		return "(" + strings.Join(alts, " or ") + ")"
+	})
+	return strings.ReplaceAll(out, "$W", window)
+}
+
+// escapeLabelValue quotes a value for a PromQL string literal.
+func escapeLabelValue(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+}
+
+// promDuration renders d as a PromQL duration in whole seconds (at least 1m,
+// the shortest window an increase() over scraped counters can see).
+func promDuration(d time.Duration) string {
+	if d < time.Minute {
+		d = time.Minute
+	}
+	return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+}

@@ -1,0 +1,191 @@
+package datasources
+
+import "github.com/causeway/causeway/analyzer"
+
+// PlanEntry is one query of the plan: which agents read it, which kind of
+// source answers it, the query, and the signal its readings carry. The plan
+// is data, documented for users in docs/query-plans.md (a test keeps the two
+// in step), so what Causeway asks of a tenant's systems is never hidden in code.
+//
+// Prometheus queries are written once for every service. `$S` stands for the
+// service's label matchers; a part between `<<` and `>>` is repeated once per
+// way a series can belong to the service (its service, app,
+// app_kubernetes_io_name, job or container label, or a pod named after it)
+// and the repetitions are joined with `or`. `$W` is the length of the window.
+// A query that measures a value against a limit returns both, told apart by a
+// `reading` label ("value" or "limit"), so the one query a reader re-runs
+// shows both numbers.
+type PlanEntry struct {
+	ID     string
+	Type   string
+	Agents []string
+	Signal string
+	// What names the measurement in a reading's line; {label} stands for
+	// the series' value of that label.
+	What string
+	Unit string
+	// Query is PromQL (with the placeholders above), SQL, or a probe kind.
+	Query string
+	// Reduce picks a series' reading from its points over the window: "max",
+	// "min" or "last"; a Baseline is the first point when Trend is set.
+	Reduce string
+	Trend  bool
+	// Source names the exporter or view the query reads, for the docs.
+	Source string
+}
+
+// Reductions of PlanEntry.Reduce.
+const (
+	ReduceMax  = "max"
+	ReduceMin  = "min"
+	ReduceLast = "last"
+)
+
+// withLimit builds a query returning a value and the limit it is measured
+// against, labelled apart.
+func withLimit(value, limit string) string {
+	return `label_replace(` + value + `, "reading", "value", "", "") or label_replace(` + limit + `, "reading", "limit", "", "")`
+}
+
+var (
+	metricsInfra  = []string{analyzer.RoleInfrastructure, analyzer.RoleMetrics}
+	metricsOnly   = []string{analyzer.RoleMetrics}
+	infraOnly     = []string{analyzer.RoleInfrastructure}
+	metricsDB     = []string{analyzer.RoleDatabase, analyzer.RoleMetrics}
+	databaseOnly  = []string{analyzer.RoleDatabase}
+	networkOnly   = []string{analyzer.RoleNetwork}
+	networkMetric = []string{analyzer.RoleMetrics, analyzer.RoleNetwork}
+)
+
+// Plans lists every query the agents may run, by source type, in the order
+// they run. Adding a source type is a client file plus its entries here.
+var Plans = []PlanEntry{
+	// Containers: cAdvisor (kubelet /metrics/cadvisor) and kube-state-metrics.
+	{ID: "memory_usage", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalMemoryUsage,
+		What: "memory working set", Unit: analyzer.UnitBytes, Reduce: ReduceMax, Source: "cAdvisor",
+		Query: withLimit(
+			`max by (namespace, pod, container) (<<container_memory_working_set_bytes{container!="", container!="POD", $S}>>)`,
+			`max by (namespace, pod, container) (<<container_spec_memory_limit_bytes{container!="", container!="POD", $S}>> > 0)`)},
+	{ID: "oom_kills", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalOOMKills,
+		What: "OOM kills in the window", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "cAdvisor",
+		Query: `sum by (namespace, pod, container) (<<increase(container_oom_events_total{container!="", $S}[$W])>>)`},
+	{ID: "last_terminated", Type: TypePrometheus, Agents: infraOnly, Signal: analyzer.SignalTerminated,
+		What: "container last terminated as {reason}", Unit: analyzer.UnitFlag, Reduce: ReduceMax, Source: "kube-state-metrics",
+		Query: `max by (namespace, pod, container, reason) (<<kube_pod_container_status_last_terminated_reason{$S}>>) > 0`},
+	{ID: "restarts", Type: TypePrometheus, Agents: infraOnly, Signal: analyzer.SignalRestarts,
+		What: "container restarts in the window", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "kube-state-metrics",
+		Query: `sum by (namespace, pod, container) (<<increase(kube_pod_container_status_restarts_total{$S}[$W])>>)`},
+	{ID: "cpu_throttling", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalCPUThrottling,
+		What: "share of CFS periods throttled", Unit: analyzer.UnitRatio, Reduce: ReduceMax, Source: "cAdvisor",
+		Query: `sum by (namespace, pod, container) (<<rate(container_cpu_cfs_throttled_periods_total{container!="", $S}[5m])>>)` +
+			` / sum by (namespace, pod, container) (<<rate(container_cpu_cfs_periods_total{container!="", $S}[5m])>>)`},
+	{ID: "cpu_usage", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalCPUUsage,
+		What: "CPU use", Unit: analyzer.UnitCores, Reduce: ReduceMax, Source: "cAdvisor",
+		Query: withLimit(
+			`sum by (namespace, pod, container) (<<rate(container_cpu_usage_seconds_total{container!="", container!="POD", $S}[5m])>>)`,
+			`sum by (namespace, pod, container) (<<container_spec_cpu_quota{container!="", container!="POD", $S}>> > 0)`+
+				` / sum by (namespace, pod, container) (<<container_spec_cpu_period{container!="", container!="POD", $S}>>)`)},
+
+	// Hosts and volumes: node_exporter and the kubelet's volume statistics.
+	{ID: "filesystem_free", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalFilesystemFree,
+		What: "free disk space", Unit: analyzer.UnitBytes, Reduce: ReduceMin, Source: "node_exporter",
+		Query: withLimit(
+			`min by (instance, device, mountpoint) (<<node_filesystem_avail_bytes{fstype!~"tmpfs|overlay|squashfs", $S}>>)`,
+			`max by (instance, device, mountpoint) (<<node_filesystem_size_bytes{fstype!~"tmpfs|overlay|squashfs", $S}>>)`)},
+	{ID: "inodes_free", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalInodesFree,
+		What: "free inodes", Unit: analyzer.UnitCount, Reduce: ReduceMin, Source: "node_exporter",
+		Query: withLimit(
+			`min by (instance, device, mountpoint) (<<node_filesystem_files_free{fstype!~"tmpfs|overlay|squashfs", $S}>>)`,
+			`max by (instance, device, mountpoint) (<<node_filesystem_files{fstype!~"tmpfs|overlay|squashfs", $S}>>)`)},
+	{ID: "volume_free", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalFilesystemFree,
+		What: "free volume space", Unit: analyzer.UnitBytes, Reduce: ReduceMin, Source: "kubelet",
+		Query: withLimit(
+			`min by (namespace, persistentvolumeclaim) (<<kubelet_volume_stats_available_bytes{$S}>>)`,
+			`max by (namespace, persistentvolumeclaim) (<<kubelet_volume_stats_capacity_bytes{$S}>>)`)},
+	{ID: "volume_inodes_free", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalInodesFree,
+		What: "free volume inodes", Unit: analyzer.UnitCount, Reduce: ReduceMin, Source: "kubelet",
+		Query: withLimit(
+			`min by (namespace, persistentvolumeclaim) (<<kubelet_volume_stats_inodes_free{$S}>>)`,
+			`max by (namespace, persistentvolumeclaim) (<<kubelet_volume_stats_inodes{$S}>>)`)},
+
+	// HTTP RED metrics, as Prometheus client libraries name them.
+	{ID: "http_error_ratio", Type: TypePrometheus, Agents: networkMetric, Signal: analyzer.SignalHTTPErrorRatio,
+		What: "share of HTTP requests answered 5xx", Unit: analyzer.UnitRatio, Reduce: ReduceMax, Source: "HTTP RED metrics",
+		Query: `sum(<<rate(http_requests_total{code=~"5..", $S}[5m])>>) / sum(<<rate(http_requests_total{$S}[5m])>>)`},
+	{ID: "http_latency_p99", Type: TypePrometheus, Agents: metricsOnly, Signal: analyzer.SignalHTTPLatency,
+		What: "p99 HTTP latency", Unit: analyzer.UnitSeconds, Reduce: ReduceMax, Source: "HTTP RED metrics",
+		Query: `histogram_quantile(0.99, sum by (le) (<<rate(http_request_duration_seconds_bucket{$S}[5m])>>))`},
+
+	// Endpoints: blackbox_exporter.
+	{ID: "probe_success", Type: TypePrometheus, Agents: networkOnly, Signal: analyzer.SignalProbeSuccess,
+		What: "blackbox probe success", Unit: analyzer.UnitBool, Reduce: ReduceMin, Source: "blackbox_exporter",
+		Query: `min by (instance) (<<probe_success{$S}>>)`},
+	{ID: "probe_dns", Type: TypePrometheus, Agents: networkOnly, Signal: analyzer.SignalProbeResolved,
+		What: "blackbox probe IP protocol (0: name not resolved)", Unit: analyzer.UnitCount, Reduce: ReduceMin, Source: "blackbox_exporter",
+		Query: `min by (instance) (<<probe_ip_protocol{$S}>>)`},
+	{ID: "probe_cert_expiry", Type: TypePrometheus, Agents: networkOnly, Signal: analyzer.SignalCertExpiry,
+		What: "earliest certificate expiry", Unit: analyzer.UnitUnix, Reduce: ReduceLast, Source: "blackbox_exporter",
+		Query: `min by (instance) (<<probe_ssl_earliest_cert_expiry{$S}>>)`},
+
+	// Datastores: postgres_exporter, redis_exporter, kafka_exporter.
+	{ID: "pg_connections", Type: TypePrometheus, Agents: databaseOnly, Signal: analyzer.SignalDBConnections,
+		What: "PostgreSQL connections", Unit: analyzer.UnitCount, Reduce: ReduceMax, Source: "postgres_exporter",
+		Query: withLimit(
+			`sum by (instance) (<<pg_stat_database_numbackends{$S}>>)`,
+			`max by (instance) (<<pg_settings_max_connections{$S}>>)`)},
+	{ID: "redis_up", Type: TypePrometheus, Agents: metricsDB, Signal: analyzer.SignalCacheUp,
+		What: "Redis up", Unit: analyzer.UnitBool, Reduce: ReduceMin, Source: "redis_exporter",
+		Query: `min by (instance) (<<redis_up{$S}>>)`},
+	{ID: "redis_evictions", Type: TypePrometheus, Agents: metricsDB, Signal: analyzer.SignalCacheEvictions,
+		What: "Redis keys evicted in the window", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "redis_exporter",
+		Query: `sum by (instance) (<<increase(redis_evicted_keys_total{$S}[$W])>>)`},
+	{ID: "redis_hit_ratio", Type: TypePrometheus, Agents: metricsDB, Signal: analyzer.SignalCacheHitRatio,
+		What: "Redis keyspace hit ratio", Unit: analyzer.UnitRatio, Reduce: ReduceMin, Trend: true, Source: "redis_exporter",
+		Query: `sum by (instance) (<<rate(redis_keyspace_hits_total{$S}[5m])>>) / (sum by (instance) (<<rate(redis_keyspace_hits_total{$S}[5m])>>)` +
+			` + sum by (instance) (<<rate(redis_keyspace_misses_total{$S}[5m])>>))`},
+	{ID: "kafka_consumer_lag", Type: TypePrometheus, Agents: metricsOnly, Signal: analyzer.SignalConsumerLag,
+		What: "Kafka consumer group lag", Unit: analyzer.UnitCount, Reduce: ReduceLast, Trend: true, Source: "kafka_exporter",
+		Query: `sum by (consumergroup, topic) (<<kafka_consumergroup_lag{$S}>>)`},
+
+	// PostgreSQL itself, over a read-only session.
+	{ID: "connections", Type: TypePostgres, Agents: databaseOnly, Signal: analyzer.SignalDBConnections,
+		What: "client connections", Unit: analyzer.UnitCount, Source: "pg_stat_activity", Query: sqlConnections},
+	{ID: "connection_limits", Type: TypePostgres, Agents: databaseOnly, Signal: analyzer.SignalRoleConnections,
+		What: "connections against a CONNECTION LIMIT", Unit: analyzer.UnitCount, Source: "pg_roles, pg_database", Query: sqlConnectionLimits},
+	{ID: "lock_waits", Type: TypePostgres, Agents: databaseOnly, Signal: analyzer.SignalLockWait,
+		What: "session waiting on a lock", Unit: analyzer.UnitSeconds, Source: "pg_stat_activity, pg_blocking_pids", Query: sqlLockWaits},
+	{ID: "long_running_statements", Type: TypePostgres, Agents: databaseOnly, Signal: analyzer.SignalSlowStatement,
+		What: "statement running", Unit: analyzer.UnitSeconds, Source: "pg_stat_activity", Query: sqlLongRunning},
+	{ID: "statement_stats", Type: TypePostgres, Agents: databaseOnly, Signal: analyzer.SignalStatementMeanTime,
+		What: "statement mean time", Unit: analyzer.UnitSeconds, Source: "pg_stat_statements (when installed)", Query: sqlStatementStats},
+
+	// Endpoints probed directly: settings.targets and endpoints the alert names.
+	{ID: "dns", Type: TypeProbe, Agents: networkOnly, Signal: analyzer.SignalDNSLookup,
+		What: "DNS lookup", Unit: analyzer.UnitBool, Source: "system resolver", Query: probeDNS},
+	{ID: "tcp", Type: TypeProbe, Agents: networkOnly, Signal: analyzer.SignalTCPConnect,
+		What: "TCP connect", Unit: analyzer.UnitBool, Source: "TCP", Query: probeTCP},
+	{ID: "tls", Type: TypeProbe, Agents: networkOnly, Signal: analyzer.SignalCertExpiry,
+		What: "TLS certificate not after", Unit: analyzer.UnitUnix, Source: "TLS handshake", Query: probeTLS},
+}
+
+// entry returns the plan entry of a type by id.
+func entry(typ, id string) (PlanEntry, bool) {
+	for _, e := range Plans {
+		if e.Type == typ && e.ID == id {
+			return e, true
+		}
+	}
+	return PlanEntry{}, false
+}
+
+// AgentsOf lists the agents that read a source type's answers, sorted: the
+// agents worth dispatching for a tenant that connected such a source.
+func AgentsOf(typ string) []string {
+	var out []string
+	for _, e := range Plans {
+		if e.Type == typ {
+			out = unionRoles(out, e.Agents)
+		}
+	}
+	return out
+}

@@ -1,0 +1,212 @@
+package datasources
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/causeway/causeway/analyzer"
+)
+
+var scopeNow = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func TestScopeFromAlerts(t *testing.T) {
+	cases := []struct {
+		name      string
+		alert     Alert
+		service   string
+		labels    map[string]string
+		onset     time.Time
+		endpoints []string
+	}{
+		{
+			name: "alertmanager labels, startsAt and the generator's matchers",
+			alert: Alert{Provider: "alertmanager", Service: "checkout",
+				Tags: map[string]string{"alertname": "HighErrorRate", "namespace": "shop", "pod": "checkout-1", "severity_ignored": ""},
+				Metadata: map[string]any{"startsAt": "2026-05-01T11:50:00.123Z",
+					"generatorURL": `http://prom:9090/graph?g0.expr=sum%28rate%28http_requests_total%7Bjob%3D%22checkout%22%2Ccode%3D~%225..%22%2Ccluster%3D%22eu-1%22%7D%5B5m%5D%29%29+%3E+1&g0.tab=1`}},
+			service: "checkout",
+			labels:  map[string]string{"namespace": "shop", "pod": "checkout-1", "cluster": "eu-1"},
+			onset:   time.Date(2026, 5, 1, 11, 50, 0, 123e6, time.UTC),
+		},
+		{
+			name: "the generator names the service the alert lacks",
+			alert: Alert{Provider: "grafana", Metadata: map[string]any{
+				"generatorURL": `http://prom/graph?g0.expr=up%7Bapp%3D%22cart%22%7D+%3D%3D+0`}, CreatedAt: scopeNow.Add(-3 * time.Minute)},
+			service: "cart",
+			labels:  map[string]string{},
+			onset:   scopeNow.Add(-3 * time.Minute),
+		},
+		{
+			name: "datadog tags become Prometheus labels; its date is epoch milliseconds",
+			alert: Alert{Provider: "datadog", Service: "api",
+				Tags:     map[string]string{"kube_namespace": "prod", "monitor": ""},
+				Metadata: map[string]any{"date": "1777636500000", "scope": "pod_name:api-5,kube_cluster_name:eu"}},
+			service: "api",
+			labels: map[string]string{"namespace": "prod", "kube_namespace": "prod", "pod": "api-5", "pod_name": "api-5",
+				"cluster": "eu", "kube_cluster_name": "eu"},
+			onset: time.UnixMilli(1777636500000).UTC(),
+		},
+		{
+			name: "cloudwatch dimensions and StateChangeTime",
+			alert: Alert{Provider: "sns", Service: "orders-db",
+				Tags:     map[string]string{"DBInstanceIdentifier": "orders-1", "Region": "us-east-1"},
+				Metadata: map[string]any{"StateChangeTime": "2026-05-01T11:45:00.000+0000"}},
+			service: "orders-db",
+			labels:  map[string]string{"DBInstanceIdentifier": "orders-1", "dimension_DBInstanceIdentifier": "orders-1", "Region": "us-east-1"},
+			onset:   time.Date(2026, 5, 1, 11, 45, 0, 0, time.UTC),
+		},
+		{
+			name: "a blackbox alert names the endpoint it probes",
+			alert: Alert{Provider: "alertmanager", Service: "payments",
+				Tags: map[string]string{"instance": "https://pay.example.com/health", "job": "blackbox"}, CreatedAt: scopeNow},
+			service:   "payments",
+			labels:    map[string]string{"instance": "https://pay.example.com/health", "job": "blackbox"},
+			onset:     scopeNow,
+			endpoints: []string{"https://pay.example.com/health"},
+		},
+		{
+			name:    "an onset in the future is not believed",
+			alert:   Alert{Service: "x", Metadata: map[string]any{"startsAt": "2027-01-01T00:00:00Z"}, CreatedAt: scopeNow.Add(-time.Minute)},
+			service: "x",
+			labels:  map[string]string{},
+			onset:   scopeNow.Add(-time.Minute),
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sc := ScopeOf(c.alert, scopeNow, 0)
+			if sc.Service != c.service || !reflect.DeepEqual(sc.Labels, c.labels) || !sc.Onset.Equal(c.onset) || !reflect.DeepEqual(sc.Endpoints, c.endpoints) {
+				t.Fatalf("got service %q labels %v onset %s endpoints %v\nwant %q %v %s %v", sc.Service, sc.Labels, sc.Onset, sc.Endpoints, c.service, c.labels, c.onset, c.endpoints)
+			}
+			if !sc.End.Equal(scopeNow) || !sc.Start.Equal(c.onset.Add(-30*time.Minute)) {
+				t.Fatalf("window %s – %s, want 30 min before the onset to now", sc.Start, sc.End)
+			}
+		})
+	}
+	old := ScopeOf(Alert{Service: "x", CreatedAt: scopeNow.Add(-72 * time.Hour)}, scopeNow, 0)
+	if old.End.Sub(old.Start) != 24*time.Hour {
+		t.Fatalf("a days-old onset: window %s, want the last 24 h", old.End.Sub(old.Start))
+	}
+}
+
+func TestRenderPromQLEscapesAndNarrows(t *testing.T) {
+	sc := Scope{Service: `we"ird.svc`, Labels: map[string]string{"namespace": "a.b"}, Start: scopeNow.Add(-40 * time.Minute), End: scopeNow}
+	got := renderPromQL(`sum(<<increase(x{$S}[$W])>>)`, sc, "team")
+	want := `sum((increase(x{team="we\"ird.svc", namespace=~"a\\.b|"}[2400s]) or increase(x{pod=~"we\"ird\\.svc-.+", namespace=~"a\\.b|"}[2400s])))`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestPlanMergesSharedQueriesAndKeepsToTheBudget(t *testing.T) {
+	sc := Scope{Service: "checkout", Start: scopeNow.Add(-time.Hour), End: scopeNow}
+	srcs := []Source{{ID: "ds_b", Name: "pg", Type: TypePostgres, URL: "postgres://u@db/app"}, {ID: "ds_a", Name: "prom", Type: TypePrometheus, URL: "http://prom"}}
+	p := Plan(srcs, sc, []string{analyzer.RoleInfrastructure, analyzer.RoleMetrics, analyzer.RoleDatabase}, 0)
+	if p.Queries[0].DataSourceID != "ds_a" || p.Queries[len(p.Queries)-1].DataSourceID != "ds_b" {
+		t.Fatalf("sources must run in id order")
+	}
+	for _, q := range p.Queries {
+		if q.Entry == "memory_usage" && !reflect.DeepEqual(q.Roles, []string{analyzer.RoleInfrastructure, analyzer.RoleMetrics}) {
+			t.Fatalf("memory is read by infrastructure and metrics: %v", q.Roles)
+		}
+		if q.Entry == "probe_success" {
+			t.Fatalf("a network query was planned for agents that do not read it")
+		}
+		if q.Step != 30*time.Second && q.Type == TypePrometheus {
+			t.Fatalf("step %s, want 30s for an hour", q.Step)
+		}
+	}
+	cut := Plan(srcs, sc, analyzer.Roles, 5)
+	if len(cut.Queries) != 5 || !strings.Contains(strings.Join(cut.Notes, ";"), "at most 5") {
+		t.Fatalf("budget of 5: %d queries, notes %v", len(cut.Queries), cut.Notes)
+	}
+	none := Plan(srcs[1:], Scope{}, analyzer.Roles, 0)
+	if len(none.Queries) != 0 || !strings.Contains(none.Notes[0], "names no service") {
+		t.Fatalf("no service: %+v", none)
+	}
+}
+
+func TestPrepareRefusesBadInputNamingTheField(t *testing.T) {
+	c := testConnector()
+	strict := NewConnector(Options{})
+	cases := []struct {
+		c     *Connector
+		spec  Spec
+		field string
+	}{
+		{c, Spec{Type: TypePrometheus, URL: "http://127.0.0.1:9090"}, "name"},
+		{c, Spec{Name: "l", Type: "loki", URL: "http://127.0.0.1:3100"}, "type"},
+		{c, Spec{Name: "k", Type: "kubernetes", URL: "https://127.0.0.1:6443"}, "type"},
+		{c, Spec{Name: "p", Type: TypePrometheus, URL: "ftp://127.0.0.1"}, "url"},
+		{c, Spec{Name: "p", Type: TypePrometheus}, "url"},
+		{c, Spec{Name: "p", Type: TypePrometheus, URL: "http://u:pw@127.0.0.1:9090"}, "url"},
+		{strict, Spec{Name: "p", Type: TypePrometheus, URL: "http://127.0.0.1:9090"}, "url"},
+		{c, Spec{Name: "p", Type: TypePrometheus, URL: "http://169.254.169.254/"}, "url"},
+		{c, Spec{Name: "p", Type: TypePrometheus, URL: "http://localhost:9090", Auth: &Auth{Username: "admin"}}, "auth.password"},
+		{c, Spec{Name: "p", Type: TypePrometheus, URL: "http://localhost:9090", Auth: &Auth{Password: "x"}}, "auth.username"},
+		{c, Spec{Name: "p", Type: TypePrometheus, URL: "http://localhost:9090", Auth: &Auth{}}, "auth"},
+		{c, Spec{Name: "p", Type: TypePrometheus, URL: "http://localhost:9090", Auth: &Auth{BearerToken: "t", Headers: map[string]string{"X-A": "b"}}}, "auth"},
+		{c, Spec{Name: "p", Type: TypePrometheus, URL: "http://localhost:9090", Auth: &Auth{Headers: map[string]string{"Bad Header": "b"}}}, "auth.headers"},
+		{c, Spec{Name: "p", Type: TypePrometheus, URL: "http://localhost:9090", Settings: map[string]any{"serviceLabel": "not a label"}}, "settings.serviceLabel"},
+		{c, Spec{Name: "p", Type: TypePrometheus, URL: "http://localhost:9090", Settings: map[string]any{"step": 5}}, "settings.step"},
+		{c, Spec{Name: "d", Type: TypePostgres, URL: "mysql://localhost/db"}, "url"},
+		{c, Spec{Name: "d", Type: TypePostgres, URL: "postgres://u@localhost/db?host=10.0.0.1"}, "url"},
+		{c, Spec{Name: "d", Type: TypePostgres, URL: "postgres://localhost/db"}, "url"},
+		{c, Spec{Name: "d", Type: TypePostgres, URL: "postgres://u:p@localhost/db", Auth: &Auth{Username: "u", Password: "p"}}, "auth"},
+		{c, Spec{Name: "d", Type: TypePostgres, URL: "postgres://u@localhost/db", Auth: &Auth{BearerToken: "t"}}, "auth"},
+		{c, Spec{Name: "e", Type: TypeProbe, Settings: map[string]any{"targets": "x"}}, "settings.targets"},
+		{c, Spec{Name: "e", Type: TypeProbe, Settings: map[string]any{"targets": []any{"ok.example:443", "ftp://x"}}}, "settings.targets[1]"},
+		{c, Spec{Name: "e", Type: TypeProbe, Auth: &Auth{BearerToken: "t"}}, "auth"},
+	}
+	for _, tc := range cases {
+		_, err := tc.c.Prepare(context.Background(), tc.spec)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field {
+			t.Errorf("%+v: got %v, want a refusal naming %s", tc.spec, err, tc.field)
+		}
+	}
+	ok, err := c.Prepare(context.Background(), Spec{Name: " prom ", Type: TypePrometheus, URL: "http://localhost:9090/",
+		Auth: &Auth{Headers: map[string]string{"X-Scope-OrgID": "acme"}}, Settings: map[string]any{"serviceLabel": "app"}})
+	if err != nil || ok.Name != "prom" || ok.URL != "http://localhost:9090" || ok.Auth.Headers["X-Scope-OrgID"] != "acme" {
+		t.Fatalf("a good source: %+v, %v", ok, err)
+	}
+}
+
+// TestQueryPlansAreDocumented keeps docs/query-plans.md in step with Plans:
+// every entry and every metric it reads is named there.
+func TestQueryPlansAreDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "query-plans.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	for _, e := range Plans {
+		if !strings.Contains(text, "`"+e.ID+"`") {
+			t.Errorf("plan entry %s (%s) is not in docs/query-plans.md", e.ID, e.Type)
+		}
+		if e.Type == TypePrometheus {
+			for _, m := range metricNames(e.Query) {
+				if !strings.Contains(text, m) {
+					t.Errorf("metric %s of %s is not in docs/query-plans.md", m, e.ID)
+				}
+			}
+		}
+	}
+}
+
+// metricNames are the series a PromQL template selects.
+func metricNames(q string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(q, func(r rune) bool { return r == '(' || r == ' ' || r == '<' || r == '>' || r == ')' }) {
+		if i := strings.IndexByte(f, '{'); i > 0 && strings.Contains(f[:i], "_") {
+			out = append(out, f[:i])
+		}
+	}
+	return out
+}

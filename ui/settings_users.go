@@ -1,0 +1,68 @@
+package ui
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/service"
+)
+
+// usersView is the users and roles section: who belongs to the tenant, what
+// each role may do, and the form that adds a user.
+type usersView struct {
+	Users []models.User
+	Roles []roleRow
+	Form  service.CreateUserInput
+}
+
+// roleRow is one line of the roles table, drawn from the service's role sets so
+// the table can never disagree with what the API enforces.
+type roleRow struct {
+	Role                string
+	Read, Write, Manage bool
+	CreateOwners        bool
+}
+
+func userRoutes(d *Dashboard, g *gin.RouterGroup) {
+	g.GET("", d.users)
+	g.POST("", d.allow(service.Managers...), d.createUser)
+}
+
+func (d *Dashboard) users(c *gin.Context) {
+	d.showUsers(c, http.StatusOK, service.CreateUserInput{Role: models.RoleViewer}, nil)
+}
+
+func (d *Dashboard) showUsers(c *gin.Context, status int, form service.CreateUserInput, prob *problem) {
+	users, err := d.o.Accounts.ListUsers(c.Request.Context(), principal(c))
+	if err != nil {
+		d.fail(c, err)
+		return
+	}
+	form.Password = ""
+	d.settingsPage(c, status, "users", "Users and roles", usersView{Users: users, Roles: roleTable(), Form: form}, prob)
+}
+
+func roleTable() []roleRow {
+	var out []roleRow
+	for _, r := range service.AnyRole {
+		p := auth.Principal{Roles: []string{r}}
+		out = append(out, roleRow{Role: r, Read: true,
+			Write:        service.RequireRole(p, service.Writers...) == nil,
+			Manage:       service.RequireRole(p, service.Managers...) == nil,
+			CreateOwners: r == models.RoleOwner})
+	}
+	return out
+}
+
+func (d *Dashboard) createUser(c *gin.Context) {
+	in := service.CreateUserInput{Email: c.PostForm("email"), Password: c.PostForm("password"), Name: c.PostForm("name"), Role: c.PostForm("role")}
+	if _, err := d.o.Accounts.CreateUser(c.Request.Context(), principal(c), in); err != nil {
+		prob := problemOf(c, err)
+		d.showUsers(c, prob.Status, in, prob)
+		return
+	}
+	redirectNotice(c, Prefix+"/settings/users", "user")
+}
