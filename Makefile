@@ -66,11 +66,12 @@ test-faults:
 build:
 	$(GO) build -trimpath -o bin/ ./cmd/...
 
-## lint: vet, gofmt, staticcheck, workflowcheck, a tidy go.mod, and comments that cite only this repository's documents
+## lint: vet, gofmt, staticcheck (the fault tests too), workflowcheck, a tidy go.mod, and comments that cite only this repository's documents
 lint: $(STATICCHECK) $(WORKFLOWCHECK)
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags faults ./e2e
 	$(WORKFLOWCHECK) ./...
 	$(GO) mod tidy -diff
 	./scripts/check-doc-refs
