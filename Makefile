@@ -33,7 +33,7 @@ WORKFLOWCHECK := $(TOOLS)/workflowcheck-$(WORKFLOWCHECK_VERSION)
 HELM          := $(TOOLS)/helm-$(HELM_VERSION)
 CHART         := deploy/helm/causeway
 
-.PHONY: run demo test unit fuzz test-race build lint fmt helm-check tools bench eval migrate screenshots clean
+.PHONY: run demo test unit fuzz test-race test-faults build lint fmt helm-check tools bench eval migrate screenshots clean
 
 ## run: the whole product on this machine — API, worker, embedded Temporal + UI, SQLite in ./data
 run:
@@ -57,15 +57,21 @@ fuzz:
 test-race:
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS)
 
+## test-faults: stop PostgreSQL, Temporal, Redis, the LLM endpoint and the worker under a running Causeway (private instances; ~8 min)
+test-faults:
+	$(GO) vet -tags faults ./e2e
+	$(GO) test -tags faults -count=1 -timeout 20m -run '^TestFault' ./e2e
+
 ## build: the three binaries into ./bin
 build:
 	$(GO) build -trimpath -o bin/ ./cmd/...
 
-## lint: vet, gofmt, staticcheck, workflowcheck, a tidy go.mod, and comments that cite only this repository's documents
+## lint: vet, gofmt, staticcheck (the fault tests too), workflowcheck, a tidy go.mod, and comments that cite only this repository's documents
 lint: $(STATICCHECK) $(WORKFLOWCHECK)
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(STATICCHECK) ./...
+	$(STATICCHECK) -tags faults ./e2e
 	$(WORKFLOWCHECK) ./...
 	$(GO) mod tidy -diff
 	./scripts/check-doc-refs

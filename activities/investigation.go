@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/causeway/causeway/analyzer"
@@ -37,7 +38,23 @@ const (
 	ErrTypeLLMConfig      = "LLMInvalidConfig"
 	ErrTypeLLMRejected    = "LLMRequestRejected"
 	ErrTypeLLMUnavailable = "LLMUnavailable" // retryable
+	// ErrTypeStoreUnavailable is an agent that could not read or write the
+	// database. The agent's workflow waits for the database and asks again
+	// rather than letting an outage use up the retries meant for the LLM.
+	ErrTypeStoreUnavailable = "StoreUnavailable" // retryable
 )
+
+// storeUnavailable is a database failure of an agent run, in words fit for
+// coverage: the driver's message names hosts and users, which the tenant who
+// reads the coverage has no business seeing, so it goes to the worker's log.
+func storeUnavailable(ctx context.Context, in AgentInput, err error) error {
+	if errors.Is(err, models.ErrNotFound) {
+		return classify(err)
+	}
+	activity.GetLogger(ctx).Warn("agent could not reach the database", "tenant_id", in.TenantID,
+		"investigation_id", in.InvestigationID, "agent", in.AgentRole, "error", err)
+	return temporal.NewApplicationError("the database is unavailable", ErrTypeStoreUnavailable)
+}
 
 // OfflineModel is the model name recorded when the offline analyzer answered.
 const OfflineModel = "offline-analyzer"
@@ -209,18 +226,18 @@ func (a *Activities) RunAgent(ctx context.Context, in AgentInput) (AgentSummary,
 	runID := in.InvestigationID + "/" + in.AgentRole
 	prev, err := a.agentRun(ctx, runID)
 	if err != nil {
-		return AgentSummary{}, err
+		return AgentSummary{}, storeUnavailable(ctx, in, err)
 	}
 	if prev != nil && prev.Status == models.CoverageCompleted {
 		return summarize(prev)
 	}
 	inv, err := a.Store.GetInvestigation(ctx, in.TenantID, in.InvestigationID)
 	if err != nil {
-		return AgentSummary{}, classify(err)
+		return AgentSummary{}, storeUnavailable(ctx, in, err)
 	}
 	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
 	if err != nil {
-		return AgentSummary{}, classify(err)
+		return AgentSummary{}, storeUnavailable(ctx, in, err)
 	}
 	input := incidentInput(inc, inv.Context)
 	if input.Gathered, err = a.gatheredExcerpts(ctx, in.TenantID, in.InvestigationID, in.Facts); err != nil {
@@ -247,7 +264,7 @@ func (a *Activities) RunAgent(ctx context.Context, in AgentInput) (AgentSummary,
 		if err != nil {
 			run.Status, run.Reason = models.CoverageFailed, shorten(err.Error())
 			if serr := a.Store.SaveAgentRun(ctx, run); serr != nil {
-				return AgentSummary{}, serr
+				return AgentSummary{}, storeUnavailable(ctx, in, serr)
 			}
 			return AgentSummary{}, classifyLLM(err)
 		}
@@ -258,7 +275,7 @@ func (a *Activities) RunAgent(ctx context.Context, in AgentInput) (AgentSummary,
 	}
 	run.Status, run.Report = models.CoverageCompleted, string(body)
 	if err := a.Store.SaveAgentRun(ctx, run); err != nil {
-		return AgentSummary{}, err
+		return AgentSummary{}, storeUnavailable(ctx, in, err)
 	}
 	return summarize(run)
 }

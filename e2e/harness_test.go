@@ -105,6 +105,13 @@ func newEnvWith(t testing.TB, cfg *config.Config) *env { return startEnv(t, cfg,
 // task queue, so a test can run the worker as a separate process.
 func startEnv(t testing.TB, cfg *config.Config, withWorker bool) *env {
 	t.Helper()
+	return startEnvOn(t, cfg, stack.FrontendAddress(), withWorker)
+}
+
+// startEnvOn is startEnv against the Temporal frontend at temporalAddr, for
+// tests that run (and stop) a server of their own.
+func startEnvOn(t testing.TB, cfg *config.Config, temporalAddr string, withWorker bool) *env {
+	t.Helper()
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("config: %v", err)
 	}
@@ -115,7 +122,7 @@ func startEnv(t testing.TB, cfg *config.Config, withWorker bool) *env {
 		out = io.MultiWriter(logs, os.Stderr)
 	}
 	log := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	a, err := app.New(ctx, cfg, log, stack.FrontendAddress())
+	a, err := app.New(ctx, cfg, log, temporalAddr)
 	if err != nil {
 		t.Fatalf("app: %v", err)
 	}

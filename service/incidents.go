@@ -219,12 +219,14 @@ func (s *Incidents) resolveAs(ctx context.Context, inc *models.Incident, actor, 
 	if inc.Status == models.StatusResolved {
 		return Errorf(CodeInvalidStatus, "incident %s is already resolved", inc.ID)
 	}
+	wctx, cancel := workflowCall(ctx)
+	defer cancel()
 	if inc.WorkflowStartedAt == nil {
-		if err := s.dispatcher.Ensure(ctx, inc); err != nil {
+		if err := s.dispatcher.Ensure(wctx, inc); err != nil {
 			return unavailable("the workflow service", err)
 		}
 	}
-	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+	handle, err := s.temporal.UpdateWorkflow(wctx, client.UpdateWorkflowOptions{
 		WorkflowID:   workflows.IncidentWorkflowID(inc.ID),
 		UpdateID:     "resolve",
 		UpdateName:   workflows.UpdateResolve,
@@ -232,7 +234,7 @@ func (s *Incidents) resolveAs(ctx context.Context, inc *models.Incident, actor, 
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err == nil {
-		err = handle.Get(ctx, nil)
+		err = handle.Get(wctx, nil)
 	}
 	if err != nil {
 		// A refusal (already resolved) or a finished workflow: the database says

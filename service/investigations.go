@@ -165,8 +165,10 @@ func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incide
 	if inc.Status == models.StatusResolved {
 		return res, Errorf(CodeInvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
 	}
+	wctx, cancel := workflowCall(ctx)
+	defer cancel()
 	if inc.WorkflowStartedAt == nil {
-		if err := s.dispatcher.Ensure(ctx, inc); err != nil {
+		if err := s.dispatcher.Ensure(wctx, inc); err != nil {
 			return res, unavailable("the workflow service", err)
 		}
 	}
@@ -182,9 +184,9 @@ func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incide
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	}
 	for attempt := 0; ; attempt++ {
-		handle, err := s.temporal.UpdateWorkflow(ctx, opts)
+		handle, err := s.temporal.UpdateWorkflow(wctx, opts)
 		if err == nil {
-			err = handle.Get(ctx, &res)
+			err = handle.Get(wctx, &res)
 		}
 		if err == nil {
 			return res, nil

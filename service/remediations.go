@@ -192,7 +192,9 @@ func (s *Remediations) update(ctx context.Context, rem *models.Remediation, name
 	if rem.Status != want {
 		return invalidStatus(rem, want)
 	}
-	err := s.send(ctx, rem.ID, name, arg)
+	wctx, cancel := workflowCall(ctx)
+	defer cancel()
+	err := s.send(wctx, rem.ID, name, arg)
 	if err == nil {
 		return nil
 	}

@@ -4,11 +4,26 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
+
+// workflowCallTimeout bounds how long a request waits on a workflow (an update
+// and its result, or a start). An update is answered within a second when
+// Temporal and a worker are up; without a deadline the SDK keeps retrying an
+// unreachable server for a minute, past the HTTP server's write timeout and
+// most clients' patience, so the caller would see a dropped connection instead
+// of a 503 it can retry. Every request-path update has an ID that makes a retry
+// join the first attempt or be refused by the workflow's validator.
+const workflowCallTimeout = 10 * time.Second
+
+// workflowCall is ctx bounded by workflowCallTimeout.
+func workflowCall(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, workflowCallTimeout)
+}
 
 // startOnce starts workflow name under opts.ID unless a workflow with that ID
 // already exists or has run. The dispatcher and the relay both start

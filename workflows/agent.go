@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"time"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/causeway/causeway/activities"
@@ -24,5 +26,26 @@ func (a *agent) run(ctx workflow.Context) (activities.AgentSummary, error) {
 	// failures retry within the LLM preset, the rest fail the agent at once.
 	var out activities.AgentSummary
 	err := workflow.ExecuteActivity(withLLMOptions(ctx), activities.NameRunAgent, a.in).Get(ctx, &out)
+	// A database outage that outlasted the preset's retries is no verdict on the
+	// agent: wait for the database and ask again, as every other write does,
+	// until the pass stops waiting for this agent (it cancels it at its
+	// deadline). Histories from before this rule ended the agent here.
+	for hasErrorType(err, activities.ErrTypeStoreUnavailable) {
+		if workflow.GetVersion(ctx, versionAgentWaitsForStore, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			break
+		}
+		if err := workflow.Sleep(ctx, storeWaitInterval); err != nil {
+			return out, err
+		}
+		err = workflow.ExecuteActivity(withLLMOptions(ctx), activities.NameRunAgent, a.in).Get(ctx, &out)
+	}
 	return out, err
 }
+
+// versionAgentWaitsForStore marks the change that made agents wait out a
+// database outage instead of failing.
+const versionAgentWaitsForStore = "agent-waits-for-store"
+
+// storeWaitInterval is the pause before an agent asks again after the database
+// was away for all of its attempts.
+const storeWaitInterval = 10 * time.Second

@@ -27,6 +27,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 		// Recorded before the workflows upserted search attributes
 		// (versionSearchAttributes): still replay.
 		"incident-before-search-attributes.json", "investigation-before-search-attributes.json",
+		// An agent whose attempts all met a database outage, waiting it out
+		// (versionAgentWaitsForStore).
+		"agent-waited-for-store.json",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "histories", name)); err != nil {
