@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -84,6 +85,12 @@ type Config struct {
 	// as "name=dsn,name2=dsn2" (dsn: a postgres:// URL or sqlite:<file>), so
 	// runbooks refer to a name and never carry a connection string.
 	SQLTargets string `mapstructure:"sql_targets"`
+	// SQLTargetTenants says which tenants may use each SQL target, as
+	// "name:tenantA|tenantB,other:*". A target without an entry is usable by
+	// nobody, and "*" (every tenant) counts only when written out, because a
+	// runbook step that reaches the operator's database is as strong as the
+	// tenant who writes it.
+	SQLTargetTenants string `mapstructure:"sql_target_tenants"`
 }
 
 // OAuthConfig holds both identity providers. Endpoints are configurable so that
@@ -124,7 +131,7 @@ var keys = map[string]any{
 	"auth_audience":                  "causeway-api",
 	"auth_token_ttl":                 "1h",
 	"auth_refresh_ttl":               "720h",
-	"auth_signup_enabled":            true,
+	"auth_signup_enabled":            false,
 	"secrets_key":                    "",
 	"llm_base_url":                   "",
 	"llm_api_key":                    "",
@@ -149,6 +156,7 @@ var keys = map[string]any{
 	"oauth.google.userinfo_url":      "https://openidconnect.googleapis.com/v1/userinfo",
 	"oauth.google.emails_url":        "",
 	"sql_targets":                    "",
+	"sql_target_tenants":             "",
 }
 
 // Load reads defaults, then the YAML file (when path is not empty), then CAUSEWAY_*
@@ -161,7 +169,11 @@ func Load(path string, mode Mode) (*Config, error) {
 		v.SetDefault(k, def)
 	}
 	if mode == ModeDev {
+		// On a laptop private addresses are the point, and the first person to
+		// open the dashboard signs up; in production an operator creates the
+		// first tenant (causeway tenant create) unless sign-up is turned on.
 		v.SetDefault("egress_allow_private", true)
+		v.SetDefault("auth_signup_enabled", true)
 	}
 	v.SetEnvPrefix("CAUSEWAY")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
@@ -253,8 +265,18 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	if _, err := ParseSQLTargets(c.SQLTargets); err != nil {
+	targets, err := ParseSQLTargets(c.SQLTargets)
+	if err != nil {
 		bad("SQL_TARGETS", "%v", err)
+	}
+	if tenants, err := ParseSQLTargetTenants(c.SQLTargetTenants); err != nil {
+		bad("SQL_TARGET_TENANTS", "%v", err)
+	} else if targets != nil {
+		for name := range tenants {
+			if _, ok := targets[name]; !ok {
+				bad("SQL_TARGET_TENANTS", "target %q is not in CAUSEWAY_SQL_TARGETS", name)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -364,11 +386,15 @@ func (c *Config) Masked() map[string]any {
 		"OAUTH_GOOGLE_CLIENT_SECRET":     mask(c.OAuth.Google.ClientSecret),
 		"OAUTH_GOOGLE_ENDPOINTS":         c.OAuth.Google.AuthURL + " " + c.OAuth.Google.TokenURL + " " + c.OAuth.Google.UserInfoURL,
 		"SQL_TARGETS":                    maskTargets(c.SQLTargets),
+		"SQL_TARGET_TENANTS":             c.SQLTargetTenants,
 	}
 }
 
 // redactURL hides the password of a connection URL but keeps host and database,
-// which is what an operator needs to see at start-up.
+// which is what an operator needs to see at start-up. Drivers also take a
+// password as a query parameter (libpq's ?password= and ?sslpassword=,
+// go-redis's ?password=), so every query parameter named like a credential is
+// masked as well.
 func redactURL(s string) string {
 	if s == "" {
 		return ""
@@ -377,7 +403,28 @@ func redactURL(s string) string {
 	if err != nil {
 		return "****"
 	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if credentialParam(k) {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
 	return u.Redacted()
+}
+
+// credentialParam reports whether a connection-string parameter carries a
+// secret.
+func credentialParam(k string) bool {
+	k = strings.ToLower(k)
+	for _, part := range []string{"password", "secret", "token", "key"} {
+		if strings.Contains(k, part) {
+			return true
+		}
+	}
+	return false
 }
 
 var targetName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
@@ -405,6 +452,50 @@ func ParseSQLTargets(s string) (map[string]string, error) {
 		out[name] = dsn
 	}
 	return out, nil
+}
+
+var tenantRef = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
+
+// ParseSQLTargetTenants reads CAUSEWAY_SQL_TARGET_TENANTS
+// ("name:tenantA|tenantB,other:*") into target → tenant ids. "*" stands for
+// every tenant and must stand alone; a target named twice is refused rather
+// than merged, so a typo cannot widen access unnoticed.
+func ParseSQLTargetTenants(s string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, list, ok := strings.Cut(part, ":")
+		name = strings.TrimSpace(name)
+		if !ok || !targetName.MatchString(name) {
+			return nil, fmt.Errorf("want name:tenantA|tenantB entries with lowercase target names, got %q", part)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("target %q is named twice", name)
+		}
+		var tenants []string
+		for _, id := range strings.Split(list, "|") {
+			id = strings.TrimSpace(id)
+			if id != "*" && !tenantRef.MatchString(id) {
+				return nil, fmt.Errorf("target %q: %q is not a tenant id or *", name, id)
+			}
+			tenants = append(tenants, id)
+		}
+		if len(tenants) > 1 && slices.Contains(tenants, "*") {
+			return nil, fmt.Errorf("target %q: * already means every tenant; list tenants or write * alone", name)
+		}
+		out[name] = tenants
+	}
+	return out, nil
+}
+
+// SQLTargetTenantMap is the parsed SQLTargetTenants; Validate has already
+// refused a bad value.
+func (c *Config) SQLTargetTenantMap() map[string][]string {
+	m, _ := ParseSQLTargetTenants(c.SQLTargetTenants)
+	return m
 }
 
 // SQLTargetMap is the parsed SQLTargets; Validate has already refused a bad value.
