@@ -149,11 +149,17 @@ func (a *App) Router() http.Handler {
 		Health:                 service.NewHealth(a.Store, a.Limiter, a.Temporal),
 		APIKeys:                service.NewAPIKeys(a.Store, a.sealer),
 		Investigations:         service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log),
-		Remediations:           service.NewRemediations(a.Store, a.Temporal, c.SQLTargetMap(), c.EgressAllowPrivate),
+		Remediations:           service.NewRemediations(a.Store, a.Temporal, a.sqlTargets(), c.EgressAllowPrivate),
 		WebhookEndpoints:       service.NewWebhookEndpoints(a.Store, a.sealer, c.EgressAllowPrivate),
 		Analytics:              service.NewAnalytics(a.Store),
 		Ingest:                 service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Log),
 	})
+}
+
+// sqlTargets is what the API checks runbooks against and the worker runs
+// sql_migration steps with.
+func (a *App) sqlTargets() activities.SQLTargets {
+	return activities.SQLTargets{DSNs: a.Config.SQLTargetMap(), Tenants: a.Config.SQLTargetTenantMap()}
 }
 
 // PublicURL is where browsers and monitoring tools reach the API.
@@ -166,7 +172,7 @@ func (a *App) PublicURL() string {
 
 // Worker builds the Temporal worker with every workflow and activity.
 func (a *App) Worker() sdkworker.Worker {
-	acts := &activities.Activities{Store: a.Store, Sealer: a.sealer, SQLTargets: a.Config.SQLTargetMap(),
+	acts := &activities.Activities{Store: a.Store, Sealer: a.sealer, SQLTargets: a.sqlTargets(),
 		Egress: egress.NewClient(egress.Options{AllowPrivate: a.Config.EgressAllowPrivate,
 			Timeout: activities.StepRequestTimeout, ResponseHeaderTimeout: activities.StepRequestTimeout})}
 	if c := a.Config; c.LLMEnabled() {

@@ -114,6 +114,10 @@ type RemediationStep struct {
 	CompletedAt   *time.Time
 	Error         string `gorm:"type:text;not null;default:''"`
 	Attempts      int    `gorm:"not null;default:0"`
+	// DispatchedAt is set just before a step's request with side effects
+	// leaves, and cleared when it provably did not arrive; an attempt that
+	// finds it set cannot know whether the target applied the request.
+	DispatchedAt *time.Time
 }
 
 // RemediationID is derived from the pass and the runbook, so a retried proposal
@@ -360,6 +364,20 @@ func (s *Store) StartStep(ctx context.Context, remediationID string, index int, 
 		return tx.Model(&RemediationStep{}).Where("remediation_id = ? AND step_index = ?", remediationID, index).Updates(upd).Error
 	})
 	return before, err
+}
+
+// MarkStepDispatched records, durably and before the request leaves, that a
+// step's request is being sent.
+func (s *Store) MarkStepDispatched(ctx context.Context, remediationID string, index int, at time.Time) error {
+	return s.db.WithContext(ctx).Model(&RemediationStep{}).Where("remediation_id = ? AND step_index = ?", remediationID, index).
+		Update("dispatched_at", at.UTC()).Error
+}
+
+// ClearStepDispatched withdraws that record when the request provably never
+// reached the target, or the target refused it unprocessed.
+func (s *Store) ClearStepDispatched(ctx context.Context, remediationID string, index int) error {
+	return s.db.WithContext(ctx).Model(&RemediationStep{}).Where("remediation_id = ? AND step_index = ?", remediationID, index).
+		Update("dispatched_at", nil).Error
 }
 
 // CompleteStep marks a step completed.
