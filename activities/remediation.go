@@ -89,7 +89,7 @@ func (a *Activities) ProposeRemediations(ctx context.Context, in ProposeInput) (
 			Message: fmt.Sprintf("Remediation %s proposed from runbook %q; awaiting approval", id, rb.Name)}
 		if err != nil {
 			entry.Kind, entry.DedupKey = "remediation_skipped", "remediation/"+id+"/skipped"
-			entry.Message = fmt.Sprintf("Runbook %q matched but was not proposed: %s", rb.Name, shorten(err.Error()))
+			entry.Message = fmt.Sprintf("Runbook %q matched but was not proposed: %s", rb.Name, models.RedactText(shorten(err.Error())))
 			if err := a.Store.AddTimeline(ctx, &entry); err != nil {
 				return ProposeOutput{}, err
 			}

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/causeway/causeway/egress"
+	"github.com/causeway/causeway/models"
 )
 
 // Step types: the only kinds of step a runbook, and so a remediation, may hold.
@@ -291,24 +292,30 @@ func checkDuration(field, raw string, rendered bool, limit time.Duration) (time.
 
 // badParams makes bad params final; a URL the egress policy refuses is
 // reported as EgressBlocked, the same as when the client refuses it.
+// Messages are redacted (models.RedactText): they quote URLs, and a step's
+// error is shown to every role and kept in workflow history.
 func badParams(err error) error {
 	if egress.IsBlocked(err) {
-		return temporal.NewNonRetryableApplicationError(shorten(err.Error()), ErrTypeEgressBlocked, err)
+		return temporal.NewNonRetryableApplicationError(stepReason(err), ErrTypeEgressBlocked, nil)
 	}
-	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeStepBadParams, err)
+	return temporal.NewNonRetryableApplicationError(stepReason(err), ErrTypeStepBadParams, nil)
 }
+
+// stepReason is an error's text fit for a step's error: short, with the
+// credentials in any URL it quotes masked.
+func stepReason(err error) string { return models.RedactText(shorten(err.Error())) }
 
 // classifyTransport turns a failed request into Temporal's retry decision: a
 // destination refused by the egress policy is final, anything else on the wire
 // (DNS, connect, timeout) is worth retrying.
 func classifyTransport(err error) error {
 	if egress.IsBlocked(err) {
-		return temporal.NewNonRetryableApplicationError(shorten(err.Error()), ErrTypeEgressBlocked, err)
+		return temporal.NewNonRetryableApplicationError(stepReason(err), ErrTypeEgressBlocked, nil)
 	}
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return temporal.NewApplicationErrorWithCause(shorten(err.Error()), ErrTypeStepUnavailable, err)
+	return temporal.NewApplicationErrorWithCause(stepReason(err), ErrTypeStepUnavailable, nil)
 }
 
 // classifyStatus judges a response status: 408, 429 and 5xx are transient, any

@@ -285,3 +285,43 @@ func TestWaitStepResumesWithRemainingTime(t *testing.T) {
 		t.Fatalf("resumed wait took %v, want about 200ms", el)
 	}
 }
+
+// TestStepRedirectDropsHeadersAcrossOrigins shows a step's own headers (API
+// keys, tokens) stay with the origin the runbook wrote them for: a redirect to
+// another scheme, host or port is followed without them.
+func TestStepRedirectDropsHeadersAcrossOrigins(t *testing.T) {
+	got := make(chan http.Header, 2)
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.Header.Clone() }))
+	defer elsewhere.Close()
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/same" {
+			got <- r.Header.Clone()
+			return
+		}
+		if r.URL.Path == "/hop" {
+			http.Redirect(w, r, "/same", http.StatusTemporaryRedirect)
+			return
+		}
+		http.Redirect(w, r, elsewhere.URL+"/collect", http.StatusTemporaryRedirect)
+	}))
+	defer origin.Close()
+	a := &Activities{Egress: egress.NewClient(egress.Options{AllowPrivate: true})}
+	headers := map[string]any{"X-Api-Key": "tenant-secret", "Authorization": "Bearer tenant-token"}
+	for _, c := range []struct {
+		path string
+		kept bool
+	}{{"/hop", true}, {"/away", false}} {
+		err := httpStep{}.run(context.Background(), a, stepCall{Key: "k1",
+			Params: map[string]any{"method": "POST", "url": origin.URL + c.path, "headers": headers, "body": map[string]any{"a": 1}}})
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		h := <-got
+		if kept := h.Get("X-Api-Key") != "" || h.Get("Authorization") != ""; kept != c.kept {
+			t.Errorf("%s: runbook headers kept = %v, want %v (%v)", c.path, kept, c.kept, h)
+		}
+		if h.Get(IdempotencyHeader) != "k1" {
+			t.Errorf("%s: Idempotency-Key %q", c.path, h.Get(IdempotencyHeader))
+		}
+	}
+}

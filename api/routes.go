@@ -78,7 +78,7 @@ func NewRouter(d Deps) *gin.Engine {
 	r.GET("/openapi.json", serveOpenAPI)
 
 	pub := r.Group("/auth",
-		rateLimit(d.Limiter, d.AuthRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "auth-ip:" + c.ClientIP() }))
+		rateLimit(d.Limiter, d.AuthRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "auth-ip:" + clientKey(c) }))
 	pub.POST("/signup", h.signup)
 	pub.POST("/login", h.login)
 	pub.POST("/refresh", h.refresh)

@@ -76,16 +76,25 @@ func workerProcess(t *testing.T, bin string, e *env, logName string) *exec.Cmd {
 	return cmd
 }
 
-// TestRemediationExactlyOnceAcrossWorkerCrash kills the worker process while step
-// 2 of 3 is in flight, starts a new one, and shows the remediation completes with
-// every step's effect applied once at the target.
-func TestRemediationExactlyOnceAcrossWorkerCrash(t *testing.T) {
+// buildWorker compiles ./cmd/worker into the test's temp dir.
+func buildWorker(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "worker")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/worker")
 	build.Dir = repoFile()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build worker: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// TestRemediationExactlyOnceAcrossWorkerCrash kills the worker process while step
+// 2 of 3 is in flight, starts a new one, and shows the remediation completes with
+// every step's effect applied once at the target. The steps declare
+// idempotent: true (the target honours Idempotency-Key), so the step whose
+// outcome the crash hid is sent again with the same key.
+func TestRemediationExactlyOnceAcrossWorkerCrash(t *testing.T) {
+	bin := buildWorker(t)
 	target := &deploySystem{calls: map[string]int{}, applied: map[string]int{}, hang: make(chan struct{}), hung: make(chan struct{})}
 	srv := httptest.NewServer(target)
 	defer srv.Close()
@@ -102,7 +111,8 @@ func TestRemediationExactlyOnceAcrossWorkerCrash(t *testing.T) {
 	owner, _ := e.signup(t, "Acme")
 	step := func(i int) map[string]any {
 		return map[string]any{"type": "http", "description": "step " + strconv.Itoa(i),
-			"params": map[string]any{"method": "POST", "url": srv.URL + "/deploy/{{.IncidentID}}/step/" + strconv.Itoa(i), "expectStatus": 200}}
+			"params": map[string]any{"method": "POST", "url": srv.URL + "/deploy/{{.IncidentID}}/step/" + strconv.Itoa(i), "expectStatus": 200,
+				"idempotent": true}}
 	}
 	e.createRunbook(t, owner, "three calls", step(0), step(1), step(2))
 	incID, rems := e.investigatedIncident(t, owner, 1)
@@ -144,5 +154,71 @@ func TestRemediationExactlyOnceAcrossWorkerCrash(t *testing.T) {
 		if s.Status != models.StepCompleted {
 			t.Errorf("step %+v", s)
 		}
+	}
+}
+
+// TestNonIdempotentStepAtMostOnceAcrossWorkerCrash kills the worker process
+// while a step's request is at the target, which applies it and answers after
+// the worker is gone. The step does not declare idempotent, so the new worker
+// must not send it again: the target sees the request once, and the
+// remediation fails at that step with a reason that asks a person to check.
+func TestNonIdempotentStepAtMostOnceAcrossWorkerCrash(t *testing.T) {
+	bin := buildWorker(t)
+	target := &deploySystem{calls: map[string]int{}, applied: map[string]int{}, hang: make(chan struct{}), hung: make(chan struct{})}
+	srv := httptest.NewServer(target)
+	defer srv.Close()
+	defer func() {
+		select {
+		case <-target.hang:
+		default:
+			close(target.hang)
+		}
+	}()
+
+	e := startEnv(t, testConfig(t), false)
+	first := workerProcess(t, bin, e, "worker-1.log")
+	owner, _ := e.signup(t, "Acme")
+	step := func(i int) map[string]any {
+		return map[string]any{"type": "http", "description": "step " + strconv.Itoa(i),
+			"params": map[string]any{"method": "POST", "url": srv.URL + "/scale/{{.IncidentID}}/step/" + strconv.Itoa(i), "expectStatus": 200}}
+	}
+	e.createRunbook(t, owner, "not idempotent", step(0), step(1), step(2))
+	incID, rems := e.investigatedIncident(t, owner, 1)
+	rem := rems[0]
+	expectCall(t, e, "approve", "POST", "/v1/remediation/"+rem.RemediationID+"/approve", owner, nil, http.StatusOK, "")
+	expectCall(t, e, "execute", "POST", "/v1/remediation/"+rem.RemediationID+"/execute", owner, nil, http.StatusOK, "")
+
+	select {
+	case <-target.hung:
+	case <-time.After(time.Minute):
+		t.Fatal("step 2 never reached the target")
+	}
+	if err := first.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = first.Process.Wait()
+	close(target.hang) // the target has applied the change; its answer goes nowhere
+	workerProcess(t, bin, e, "worker-2.log")
+
+	eventually(t, 2*time.Minute, "remediation to fail after the crash", func() bool {
+		return e.remediation(t, owner, incID, rem.RemediationID).Status == models.RemediationFailed
+	})
+	done := e.remediation(t, owner, incID, rem.RemediationID)
+	target.mu.Lock()
+	defer target.mu.Unlock()
+	for key, n := range target.calls {
+		if n != 1 {
+			t.Errorf("%s sent %d times, want at most once", key, n)
+		}
+	}
+	if len(target.calls) != 2 {
+		t.Errorf("keys seen %v, want steps 1 and 2 only", target.calls)
+	}
+	s1 := done.Steps[1]
+	if s1.Status != models.StepFailed || !strings.Contains(s1.Error, "StepOutcomeUnknown") || !strings.Contains(s1.Error, "check the target") {
+		t.Errorf("step 2: %+v", s1)
+	}
+	if done.Steps[2].Status != models.StepPending || !strings.Contains(done.FailureReason, "outcome is unknown") {
+		t.Errorf("remediation %+v", done)
 	}
 }

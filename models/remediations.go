@@ -489,11 +489,11 @@ func (r *Remediation) View() RemediationView {
 		Status: r.Status, Description: r.Description, PlanHash: r.PlanHash, Steps: make([]StepView, len(r.Steps)),
 		ApprovedBy: r.ApprovedBy, ApprovedAt: utcPtr(r.ApprovedAt), ExecutedBy: r.ExecutedBy, ExecutedAt: utcPtr(r.ExecutedAt),
 		RejectedBy: r.RejectedBy, RejectedAt: utcPtr(r.RejectedAt), RejectReason: r.RejectReason,
-		CompletedAt: utcPtr(r.CompletedAt), FailureReason: r.FailureReason, CreatedAt: r.CreatedAt.UTC(),
+		CompletedAt: utcPtr(r.CompletedAt), FailureReason: RedactText(r.FailureReason), CreatedAt: r.CreatedAt.UTC(),
 	}
 	for i, s := range r.Steps {
 		v.Steps[i] = StepView{Index: s.Index, Type: s.Type, Status: s.Status, Description: s.Description,
-			Params: RedactParams(s.Params), Error: s.Error, Attempts: s.Attempts, StartedAt: utcPtr(s.StartedAt), CompletedAt: utcPtr(s.CompletedAt)}
+			Params: RedactParams(s.Params), Error: RedactText(s.Error), Attempts: s.Attempts, StartedAt: utcPtr(s.StartedAt), CompletedAt: utcPtr(s.CompletedAt)}
 	}
 	return v
 }
