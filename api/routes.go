@@ -82,6 +82,7 @@ func NewRouter(d Deps) *gin.Engine {
 	pub.POST("/signup", h.signup)
 	pub.POST("/login", h.login)
 	pub.POST("/refresh", h.refresh)
+	pub.POST("/reset-password", h.resetPassword)
 	pub.GET("/:provider/login", h.oauthLogin)
 	pub.GET("/:provider/callback", h.oauthCallback)
 
@@ -93,6 +94,8 @@ func NewRouter(d Deps) *gin.Engine {
 
 	v1 := r.Group("/v1", authenticate(d.Tokens),
 		rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "tenant:" + caller(c).TenantID }))
+
+	v1.POST("/oauth/:provider/link", requireRole(anyRole...), h.oauthLink)
 
 	v1.GET("/users", requireRole(anyRole...), h.listUsers)
 	v1.POST("/users", requireRole(managers...), h.createUser)

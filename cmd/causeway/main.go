@@ -1,6 +1,6 @@
 // Command causeway is the all-in-one entry point: `causeway run` starts the whole
 // product with no external services (embedded Temporal and its UI, SQLite, the
-// offline analyzer), and the admin commands (migrate) run against any
+// offline analyzer), and the admin commands (migrate, tenant) run against any
 // configuration.
 package main
 
@@ -27,6 +27,7 @@ const usage = `usage: causeway [--config FILE] COMMAND
 commands:
   run       start API, worker and (unless CAUSEWAY_TEMPORAL_ADDRESS is set) an embedded Temporal server with its UI
   migrate   create or update the database schema
+  tenant    operator commands for tenants (tenant create --name … --owner-email …)
   eval DIR  run every scenario of DIR through the real pipeline and report accuracy
 `
 
@@ -53,6 +54,8 @@ func run(args []string) error {
 		return migrate(ctx, *cfgPath)
 	case "eval":
 		return evaluate(ctx, *cfgPath, fs.Arg(1))
+	case "tenant":
+		return tenantCommand(ctx, *cfgPath, fs.Args()[1:], os.Stdout)
 	default:
 		fs.Usage()
 		return errors.New("unknown or missing command")
