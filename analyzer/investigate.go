@@ -1,9 +1,11 @@
 package analyzer
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // hit is one raw signal before it is turned into findings for each role.
@@ -20,22 +22,79 @@ type hit struct {
 	stated bool
 }
 
+// Bounds of what one agent reads. An incident's description and context are
+// written by whoever holds an API key or a token, so an agent reads a bounded
+// prefix of each: enough for pages of logs, small enough that a pass costs
+// milliseconds however large the incident grew.
+const (
+	MaxContextBytes     = 256 << 10
+	MaxDescriptionBytes = 64 << 10
+)
+
+// BoundInput returns in cut to what an agent reads: the description up to
+// MaxDescriptionBytes and the context entries, in order, up to MaxContextBytes
+// in all (the entry that crosses the limit is cut, later ones dropped). Cuts
+// fall on line ends where possible, so quotes stay whole lines. in is not
+// modified.
+func BoundInput(in Input) Input {
+	in.Description = cutText(in.Description, MaxDescriptionBytes)
+	budget := MaxContextBytes
+	var kept []string
+	for _, e := range in.Context {
+		if budget <= 0 {
+			break
+		}
+		e = cutText(e, budget)
+		budget -= len(e)
+		kept = append(kept, e)
+	}
+	in.Context = kept
+	return in
+}
+
+// cutText keeps at most limit bytes of s, ending at the last line break within
+// them when there is one, and never inside a UTF-8 sequence.
+func cutText(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if nl := strings.LastIndexByte(s[:cut], '\n'); nl > 0 {
+		return s[:nl]
+	}
+	return s[:cut]
+}
+
 // Investigate runs one offline specialist agent over the input. It is
 // deterministic and pure, so the same incident always yields the same report,
 // and cheap enough (well under 5 ms) to run inline in an activity. Each finding
 // cites the clause or field it rests on; an unknown role yields an empty report.
 func Investigate(role string, in Input) AgentReport {
+	rep, _ := InvestigateContext(context.Background(), role, in)
+	return rep
+}
+
+// InvestigateContext is Investigate over the bounded input (BoundInput) that
+// stops between its phases once ctx is done, returning ctx's error: an agent
+// whose pass passed its deadline must not keep a worker busy.
+func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport, error) {
 	rep := AgentReport{AgentRole: role, Findings: []Finding{}}
 	if !ValidRole(role) {
-		return rep
+		return rep, nil
 	}
-	c := buildCorpus(in)
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+	c := buildCorpus(BoundInput(in))
 	var hits []hit
-	hits = append(hits, ruleHits(c)...)
-	hits = append(hits, numericHits(c)...)
-	for _, h := range changeHits(c) {
-		h.stated = true
-		hits = append(hits, h)
+	for _, phase := range []func(*corpus) []hit{ruleHits, numericHits, statedChangeHits} {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		hits = append(hits, phase(c)...)
 	}
 
 	seen := map[string]int{}
@@ -78,7 +137,17 @@ func Investigate(role string, in Input) AgentReport {
 	if len(rep.Findings) > maxFindings {
 		rep.Findings = rep.Findings[:maxFindings]
 	}
-	return rep
+	return rep, nil
+}
+
+// statedChangeHits are the deployments reasoning's hits, which stand even on
+// lines that report a fix.
+func statedChangeHits(c *corpus) []hit {
+	hits := changeHits(c)
+	for i := range hits {
+		hits[i].stated = true
+	}
+	return hits
 }
 
 func summarize(h hit) string {
