@@ -22,6 +22,9 @@ type Deps struct {
 	RateLimitPerMinute int
 	// AuthRateLimitPerMinute limits sign-up, login and refresh per client IP.
 	AuthRateLimitPerMinute int
+	// WebhookIPRateLimitPerMinute limits webhook deliveries per client IP
+	// before their API key is looked up.
+	WebhookIPRateLimitPerMinute int
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is believed;
 	// nil trusts none.
 	TrustedProxies []string
@@ -86,9 +89,11 @@ func NewRouter(d Deps) *gin.Engine {
 	pub.GET("/:provider/login", h.oauthLogin)
 	pub.GET("/:provider/callback", h.oauthCallback)
 
-	// Webhooks authenticate by API key, not token, and are limited per key once
-	// the key is verified.
-	r.POST("/v1/webhooks/:tenantId/:provider", webhookAuth(d.Ingest),
+	// Webhooks authenticate by API key, not token. They are limited per client
+	// address before the key is looked up, and per key once it is verified.
+	r.POST("/v1/webhooks/:tenantId/:provider",
+		rateLimit(d.Limiter, d.WebhookIPRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "webhook-ip:" + clientKey(c) }),
+		webhookAuth(d.Ingest),
 		rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "apikey:" + webhookKey(c).ID }),
 		h.receiveWebhook)
 

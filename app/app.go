@@ -39,8 +39,11 @@ type App struct {
 	Store    *models.Store
 	Temporal client.Client
 	Limiter  ratelimit.Limiter
-	redis    *redis.Client
-	sealer   *auth.Sealer
+	// Marks shares short-lived facts (refused keys, accepted signed
+	// deliveries) between API replicas; it lives where the limiter does.
+	Marks  ratelimit.Marks
+	redis  *redis.Client
+	sealer *auth.Sealer
 
 	dispatcherOnce sync.Once
 	dispatcher     *service.Dispatcher
@@ -58,7 +61,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, temporalAddr
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, Log: log, Store: store, Limiter: ratelimit.NewMemory(), sealer: sealer}
+	mem := ratelimit.NewMemory()
+	a := &App{Config: cfg, Log: log, Store: store, Limiter: mem, Marks: mem, sealer: sealer}
 	if cfg.RedisURL != "" {
 		opts, err := redis.ParseURL(cfg.RedisURL)
 		if err != nil {
@@ -70,7 +74,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, temporalAddr
 		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 500*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
 		opts.MaxRetries = -1
 		a.redis = redis.NewClient(opts)
-		a.Limiter = ratelimit.NewRedis(a.redis)
+		shared := ratelimit.NewRedis(a.redis)
+		a.Limiter, a.Marks = shared, shared
 	}
 	a.Temporal, err = client.NewLazyClient(client.Options{
 		HostPort:  temporalAddr,
@@ -137,22 +142,23 @@ func (a *App) Router() http.Handler {
 	egressClient := egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate})
 	registry := providers.New(providers.Options{HTTPClient: egressClient})
 	return api.NewRouter(api.Deps{
-		Log:                    a.Log,
-		Tokens:                 tokens,
-		Limiter:                a.Limiter,
-		RateLimitPerMinute:     c.RateLimitPerMinute,
-		AuthRateLimitPerMinute: c.AuthRateLimitPerMinute,
-		TrustedProxies:         c.TrustedProxyList(),
-		Accounts:               accounts,
-		OAuth:                  service.NewOAuth(accounts, c.OAuth, auth.NewSigner(c.AuthJWTSecret, "oauth-state"), a.PublicURL()),
-		Incidents:              incidents,
-		Health:                 service.NewHealth(a.Store, a.Limiter, a.Temporal),
-		APIKeys:                service.NewAPIKeys(a.Store, a.sealer),
-		Investigations:         service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log),
-		Remediations:           service.NewRemediations(a.Store, a.Temporal, a.sqlTargets(), c.EgressAllowPrivate),
-		WebhookEndpoints:       service.NewWebhookEndpoints(a.Store, a.sealer, c.EgressAllowPrivate),
-		Analytics:              service.NewAnalytics(a.Store),
-		Ingest:                 service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Log),
+		Log:                         a.Log,
+		Tokens:                      tokens,
+		Limiter:                     a.Limiter,
+		RateLimitPerMinute:          c.RateLimitPerMinute,
+		AuthRateLimitPerMinute:      c.AuthRateLimitPerMinute,
+		WebhookIPRateLimitPerMinute: c.WebhookIPRateLimitPerMinute,
+		TrustedProxies:              c.TrustedProxyList(),
+		Accounts:                    accounts,
+		OAuth:                       service.NewOAuth(accounts, c.OAuth, auth.NewSigner(c.AuthJWTSecret, "oauth-state"), a.PublicURL()),
+		Incidents:                   incidents,
+		Health:                      service.NewHealth(a.Store, a.Limiter, a.Temporal),
+		APIKeys:                     service.NewAPIKeys(a.Store, a.sealer),
+		Investigations:              service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log),
+		Remediations:                service.NewRemediations(a.Store, a.Temporal, a.sqlTargets(), c.EgressAllowPrivate),
+		WebhookEndpoints:            service.NewWebhookEndpoints(a.Store, a.sealer, c.EgressAllowPrivate),
+		Analytics:                   service.NewAnalytics(a.Store),
+		Ingest:                      service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Marks, a.Log),
 	})
 }
 
