@@ -422,21 +422,7 @@ func TestAuthRateLimitPerClientIP(t *testing.T) {
 	cfg := apiConfig(t)
 	cfg.AuthRateLimitPerMinute = 3
 	s := startAPI(t, cfg)
-	login := func(forwardedFor string) (int, http.Header, errorBody) {
-		req, _ := http.NewRequest("POST", s.URL+"/auth/login", strings.NewReader(`{"email":"nobody@example.com","password":"wrong password!"}`))
-		req.Header.Set("Content-Type", "application/json")
-		if forwardedFor != "" {
-			req.Header.Set("X-Forwarded-For", forwardedFor)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var body errorBody
-		_ = json.NewDecoder(resp.Body).Decode(&body)
-		return resp.StatusCode, resp.Header, body
-	}
+	login := func(forwardedFor string) (int, http.Header, errorBody) { return s.failedLogin(t, forwardedFor) }
 	for i := range 3 {
 		if st, _, _ := login(""); st != http.StatusUnauthorized {
 			t.Fatalf("login %d: status %d", i+1, st)
@@ -446,4 +432,23 @@ func TestAuthRateLimitPerClientIP(t *testing.T) {
 	if st != http.StatusTooManyRequests || body.Error != "rate_limited" || h.Get("Retry-After") == "" || h.Get("X-RateLimit-Limit") != "3" {
 		t.Fatalf("4th login: %d %+v %v", st, body, h)
 	}
+}
+
+// failedLogin sends a login that cannot succeed, with X-Forwarded-For set when
+// forwardedFor is not empty.
+func (s *apiServer) failedLogin(t *testing.T, forwardedFor string) (int, http.Header, errorBody) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", s.URL+"/auth/login", strings.NewReader(`{"email":"nobody@example.com","password":"wrong password!"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if forwardedFor != "" {
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body errorBody
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return resp.StatusCode, resp.Header, body
 }

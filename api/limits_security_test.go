@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -47,17 +46,8 @@ func TestAuthRateLimitGroupsIPv6By64(t *testing.T) {
 	cfg.TrustedProxies = "127.0.0.1"
 	s := startAPI(t, cfg)
 	login := func(ip string) int {
-		req, _ := http.NewRequest("POST", s.URL+"/auth/login", strings.NewReader(`{"email":"nobody@example.com","password":"wrong password!"}`))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Forwarded-For", ip)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var body errorBody
-		_ = json.NewDecoder(resp.Body).Decode(&body)
-		return resp.StatusCode
+		st, _, _ := s.failedLogin(t, ip)
+		return st
 	}
 	for _, ip := range []string{"2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:aaaa::3"} {
 		if st := login(ip); st != http.StatusUnauthorized {

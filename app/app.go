@@ -130,6 +130,12 @@ func (a *App) Relay() *service.Relay {
 	return service.NewRelay(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
 }
 
+// Reconciler returns the component that starts the workflow of any proposed
+// remediation still without one; the worker processes run it.
+func (a *App) Reconciler() *service.Reconciler {
+	return service.NewReconciler(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
+}
+
 // Router builds the HTTP API.
 func (a *App) Router() http.Handler {
 	c := a.Config

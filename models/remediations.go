@@ -98,6 +98,9 @@ type Remediation struct {
 	CompletedAt     *time.Time
 	FailureReason   string            `gorm:"type:text;not null;default:''"`
 	CreatedAt       time.Time         `gorm:"not null"`
+	// WorkflowStartedAt is set once the remediation's workflow is known to
+	// exist; the reconciler starts the workflow of any proposal still without.
+	WorkflowStartedAt *time.Time `gorm:"index:idx_remediations_unstarted,where:workflow_started_at IS NULL"`
 	Steps           []RemediationStep `gorm:"-"`
 }
 
@@ -261,6 +264,26 @@ func (s *Store) PassRemediations(ctx context.Context, tenantID, incidentID, inve
 		return nil, err
 	}
 	return rems, attachSteps(db, rems, "remediation_id", "step_index", "type")
+}
+
+// RemediationsWithoutWorkflow lists proposals awaiting approval, created before
+// olderThan, whose workflow is not known to exist, oldest first: the
+// reconciler's work queue. A proposal's workflow is started by the pass that
+// proposed it; one that ended first leaves its proposals here.
+func (s *Store) RemediationsWithoutWorkflow(ctx context.Context, olderThan time.Time, limit int) ([]Remediation, error) {
+	var rems []Remediation
+	err := s.db.WithContext(ctx).Where("workflow_started_at IS NULL AND status = ? AND created_at < ?", RemediationAwaitingApproval, olderThan).
+		Order("created_at, id").Limit(limit).Find(&rems).Error
+	if err != nil {
+		return nil, err
+	}
+	return rems, attachSteps(s.db.WithContext(ctx), rems, "remediation_id", "step_index", "type")
+}
+
+// MarkRemediationWorkflowStarted records that the remediation's workflow exists.
+func (s *Store) MarkRemediationWorkflowStarted(ctx context.Context, id string, at time.Time) error {
+	return s.db.WithContext(ctx).Model(&Remediation{}).Where("id = ? AND workflow_started_at IS NULL", id).
+		Update("workflow_started_at", at.UTC()).Error
 }
 
 // Decision is an approval, a rejection or an expiry of a proposal.

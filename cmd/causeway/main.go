@@ -63,22 +63,33 @@ func run(args []string) error {
 }
 
 func migrate(ctx context.Context, cfgPath string) error {
-	cfg, err := config.Load(cfgPath, config.ModeProduction)
-	if err != nil {
-		return err
-	}
-	log := app.NewLogger(cfg.LogLevel)
-	// Only the database: migrating needs neither Temporal nor Redis.
-	store, err := models.Open(ctx, cfg.DatabaseURL, cfg.SQLitePath())
+	cfg, store, err := migratedStore(ctx, cfgPath)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := store.Migrate(ctx); err != nil {
-		return err
-	}
+	log := app.NewLogger(cfg.LogLevel)
 	log.Info("database schema is up to date", slog.String("database", store.Dialect()))
 	return nil
+}
+
+// migratedStore loads the production configuration and opens its database
+// with the schema up to date: all that the admin commands need (neither
+// Temporal nor Redis).
+func migratedStore(ctx context.Context, cfgPath string) (*config.Config, *models.Store, error) {
+	cfg, err := config.Load(cfgPath, config.ModeProduction)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := models.Open(ctx, cfg.DatabaseURL, cfg.SQLitePath())
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := store.Migrate(ctx); err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return cfg, store, nil
 }
 
 // runAll is `make run`: every part of the product in one process.
@@ -111,6 +122,7 @@ func runAll(ctx context.Context, cfgPath string) error {
 	}
 	go a.Dispatcher().Run(ctx, time.Second)
 	go a.Relay().Run(ctx, time.Second)
+	go a.Reconciler().Run(ctx, 30*time.Second)
 
 	printBanner(a.PublicURL(), uiURL, temporalAddr)
 	return a.Serve(ctx, a.Router())

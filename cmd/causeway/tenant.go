@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/auth"
-	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/service"
 )
@@ -55,18 +54,11 @@ func tenantCreate(ctx context.Context, cfgPath string, args []string, out io.Wri
 	if fs.NArg() > 0 {
 		return fmt.Errorf("tenant create: unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := config.Load(cfgPath, config.ModeProduction)
-	if err != nil {
-		return err
-	}
-	store, err := models.Open(ctx, cfg.DatabaseURL, cfg.SQLitePath())
+	cfg, store, err := migratedStore(ctx, cfgPath)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := store.Migrate(ctx); err != nil {
-		return err
-	}
 	// Only the account operations are used: no tokens are issued here.
 	accounts := service.NewAccounts(store, auth.NewTokens(cfg.AuthJWTSecret, cfg.AuthIssuer, cfg.AuthAudience, cfg.AuthTokenTTL, models.ValidRole),
 		service.AccountsConfig{RefreshTTL: cfg.AuthRefreshTTL, QuotaEvents: cfg.QuotaEventsPerMonth, QuotaInvestigations: cfg.QuotaInvestigationsPerMonth})
