@@ -252,8 +252,8 @@ func statementNumber(err error) (int, bool) {
 	return 0, false
 }
 
-// sqlStateClass names the class of a SQLSTATE (its first two characters), as
-// the PostgreSQL manual's appendix on error codes groups them.
+// sqlStateClass names the class of a SQLSTATE (its first two characters): the
+// class says what went wrong without anything the statement touched.
 func sqlStateClass(code string) string {
 	if len(code) < 2 {
 		return "unknown class"

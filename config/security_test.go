@@ -85,7 +85,7 @@ func TestSQLTargetTenants(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
-	c := &Config{SQLTargets: "main=sqlite:/tmp/x.db", SQLTargetTenants: "other:ten_a"}
+	c := &Config{SQLTargets: "main=sqlite:x.db", SQLTargetTenants: "other:ten_a"}
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "CAUSEWAY_SQL_TARGET_TENANTS") {
 		t.Errorf("entry for an unknown target: %v", err)
 	}
