@@ -369,7 +369,7 @@ func (a *Activities) SynthesizeInvestigation(ctx context.Context, in SynthesisIn
 	syn := models.Synthesis{Category: res.Category, Confidence: res.Confidence, RootCause: res.RootCause,
 		RecommendedActions: res.RecommendedActions, Model: model}
 	for _, e := range res.Evidence {
-		syn.Evidence = append(syn.Evidence, models.Evidence{AgentRole: e.AgentRole, Content: e.Content})
+		syn.Evidence = append(syn.Evidence, models.Evidence{AgentRole: e.AgentRole, Content: e.Content, Source: e.Source})
 	}
 	for _, h := range res.Hypotheses {
 		syn.Hypotheses = append(syn.Hypotheses, models.Hypothesis{Category: h.Category, Summary: h.Summary, Score: h.Score, RuledOut: h.RuledOut})

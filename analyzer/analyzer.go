@@ -103,6 +103,10 @@ type Input struct {
 	Metadata map[string]any
 	// Context holds the supplemental context entries (multi-line text), in the order given.
 	Context []string
+	// Gathered holds what Causeway itself collected for the incident (data
+	// source query results, recorded changes). Agents read it like Context;
+	// evidence quoting it names where it came from.
+	Gathered []Excerpt
 }
 
 // Finding is one claim of one agent. The LLM path produces the same struct, so
@@ -130,7 +134,7 @@ type AgentReport struct {
 
 // CitationValid reports whether citation quotes or names the input. It is the
 // rule that keeps answers evidence-bound: a quote must appear in a context
-// entry, the title or the description (whitespace and case of whitespace runs
+// entry, a gathered excerpt, the title or the description (whitespace and case of whitespace runs
 // ignored), and a field reference must name a field that is present.
 func CitationValid(in Input, citation string) bool {
 	c := strings.TrimSpace(citation)
@@ -149,6 +153,11 @@ func CitationValid(in Input, citation string) bool {
 	}
 	for _, e := range in.Context {
 		if strings.Contains(squash(e), q) {
+			return true
+		}
+	}
+	for _, g := range in.Gathered {
+		if strings.Contains(squash(g.Text), q) {
 			return true
 		}
 	}

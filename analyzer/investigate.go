@@ -32,10 +32,10 @@ const (
 )
 
 // BoundInput returns in cut to what an agent reads: the description up to
-// MaxDescriptionBytes and the context entries, in order, up to MaxContextBytes
-// in all (the entry that crosses the limit is cut, later ones dropped). Cuts
-// fall on line ends where possible, so quotes stay whole lines. in is not
-// modified.
+// MaxDescriptionBytes, the context entries in order up to MaxContextBytes in
+// all, and the gathered excerpts in order up to as much again (the entry that
+// crosses a limit is cut, later ones dropped). Cuts fall on line ends where possible, so quotes
+// stay whole lines. in is not modified.
 func BoundInput(in Input) Input {
 	in.Description = cutText(in.Description, MaxDescriptionBytes)
 	budget := MaxContextBytes
@@ -49,6 +49,17 @@ func BoundInput(in Input) Input {
 		kept = append(kept, e)
 	}
 	in.Context = kept
+	budget = MaxContextBytes
+	var gathered []Excerpt
+	for _, g := range in.Gathered {
+		if budget <= 0 {
+			break
+		}
+		g.Text = cutText(g.Text, budget)
+		budget -= len(g.Text)
+		gathered = append(gathered, g)
+	}
+	in.Gathered = gathered
 	return in
 }
 
@@ -88,7 +99,7 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
-	c := buildCorpus(BoundInput(in))
+	c := buildCorpus(BoundInput(in.ForRole(role)))
 	var hits []hit
 	for _, phase := range []func(*corpus) []hit{ruleHits, numericHits, statedChangeHits} {
 		if err := ctx.Err(); err != nil {

@@ -14,7 +14,9 @@ type Result struct {
 	Confidence float64 `json:"confidence"`
 	// RootCause names the mechanism and quotes the decisive evidence.
 	RootCause string `json:"rootCause"`
-	// Evidence is one entry per agent with valid findings, sorted by agent role.
+	// Evidence holds, per agent with valid findings (in role order), one entry
+	// per place the agent read them (the alert, pasted context, each data
+	// source query, each recorded change), strongest first.
 	Evidence []Evidence `json:"evidence"`
 	// Hypotheses are sorted by score desc, then category.
 	Hypotheses []Hypothesis `json:"hypotheses"`
@@ -24,10 +26,12 @@ type Result struct {
 	Dropped int `json:"dropped"`
 }
 
-// Evidence is what one agent contributed; Content quotes or points at the input.
+// Evidence is what one agent read in one place; Content quotes or points at the
+// input, and Source says where that input came from.
 type Evidence struct {
-	AgentRole string `json:"agentRole"`
-	Content   string `json:"content"`
+	AgentRole string  `json:"agentRole"`
+	Content   string  `json:"content"`
+	Source    *Source `json:"source,omitempty"`
 }
 
 // Hypothesis is one considered category, kept so users see what was ruled out and why.
@@ -210,7 +214,7 @@ func Synthesize(in Input, reports []AgentReport) Result {
 		}
 		return a.Category < b.Category
 	})
-	res.Evidence = evidence(byRole, res.Category)
+	res.Evidence = evidence(in, byRole, res.Category)
 	res.RecommendedActions = actions(res.Category, in.Service)
 	return res
 }
@@ -262,6 +266,11 @@ func alertOnly(in Input, citation string) bool {
 	}
 	for _, e := range in.Context {
 		if strings.Contains(squash(e), q) {
+			return false
+		}
+	}
+	for _, g := range in.Gathered {
+		if strings.Contains(squash(g.Text), q) {
 			return false
 		}
 	}
@@ -335,7 +344,16 @@ func unknownNarrative(in Input, ranked []*catScore) string {
 	return s + " Gather more data (logs and metrics around the onset) before acting."
 }
 
-func evidence(byRole map[string][]Finding, winner string) []Evidence {
+// Limits on what evidence repeats of the findings: enough to check the answer,
+// short enough to read.
+const (
+	findingsPerSource = 3
+	sourcesPerAgent   = 4
+)
+
+// evidence turns each agent's valid findings into entries, one per source the
+// agent read, with the findings on the winning category first.
+func evidence(in Input, byRole map[string][]Finding, winner string) []Evidence {
 	out := []Evidence{}
 	for _, role := range Roles {
 		fs := append([]Finding(nil), byRole[role]...)
@@ -349,18 +367,35 @@ func evidence(byRole map[string][]Finding, winner string) []Evidence {
 			}
 			return fs[i].Strength > fs[j].Strength
 		})
-		var parts []string
-		for i, f := range fs {
-			if i == 3 {
-				break
+		type group struct {
+			src   *Source
+			parts []string
+		}
+		var groups []*group
+		byKey := map[string]*group{}
+		for _, f := range fs {
+			src := SourceOf(in, f.Citation)
+			g := byKey[src.key()]
+			if g == nil {
+				if len(groups) == sourcesPerAgent {
+					continue
+				}
+				g = &group{src: src}
+				byKey[src.key()] = g
+				groups = append(groups, g)
+			}
+			if len(g.parts) == findingsPerSource {
+				continue
 			}
 			tag := f.Stance
 			if f.Category != "" {
 				tag += " " + f.Category
 			}
-			parts = append(parts, fmt.Sprintf("[%s] %s Evidence: %q", tag, f.Summary, clip(f.Citation, 200)))
+			g.parts = append(g.parts, fmt.Sprintf("[%s] %s Evidence: %q", tag, f.Summary, clip(f.Citation, 200)))
 		}
-		out = append(out, Evidence{AgentRole: role, Content: strings.Join(parts, " ")})
+		for _, g := range groups {
+			out = append(out, Evidence{AgentRole: role, Content: strings.Join(g.parts, " "), Source: g.src})
+		}
 	}
 	return out
 }

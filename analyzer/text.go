@@ -49,8 +49,16 @@ func buildCorpus(in Input) *corpus {
 			}
 		}
 	}
-	c.entries = make([][]int, len(in.Context))
-	for e, entry := range in.Context {
+	// Gathered excerpts are read exactly like pasted entries, numbered after
+	// them, so every rule that reasons within an entry applies to a query's
+	// answer too.
+	texts := make([]string, 0, len(in.Context)+len(in.Gathered))
+	texts = append(texts, in.Context...)
+	for _, g := range in.Gathered {
+		texts = append(texts, g.Text)
+	}
+	c.entries = make([][]int, len(texts))
+	for e, entry := range texts {
 		for i, t := range strings.Split(entry, "\n") {
 			if strings.TrimSpace(t) == "" {
 				continue

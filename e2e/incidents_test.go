@@ -109,6 +109,19 @@ func TestIncidentLifecycle(t *testing.T) {
 		t.Fatalf("query state = %+v, %v", state, err)
 	}
 
+	// The workflow writes its "workflow_started" entry with an activity that
+	// may still be in flight when the query above answers.
+	eventually(t, 10*time.Second, "workflow_started in the timeline", func() bool {
+		var got incidentBody
+		e.call(t, "GET", "/v1/incidents/"+inc.IncidentID, token, nil, &got)
+		for _, en := range got.Timeline {
+			if en.Kind == "workflow_started" {
+				return true
+			}
+		}
+		return false
+	})
+
 	var resolved incidentBody
 	if st := e.call(t, "POST", "/v1/incidents/"+inc.IncidentID+"/resolve", token, map[string]string{"note": "rolled back"}, &resolved); st != http.StatusOK {
 		t.Fatalf("resolve: status %d", st)

@@ -154,7 +154,7 @@ func (c *Client) Investigate(ctx context.Context, role string, in analyzer.Input
 	}
 	msgs := []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: sys},
-		{Role: openai.ChatMessageRoleUser, Content: UserPrompt(in)},
+		{Role: openai.ChatMessageRoleUser, Content: UserPrompt(in.ForRole(role))},
 	}
 	reply, err := c.complete(ctx, msgs, &usage)
 	if err != nil {

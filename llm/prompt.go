@@ -102,8 +102,9 @@ Reply with exactly one JSON object and nothing else (no prose, no markdown, no c
 }
 
 // UserPrompt renders the incident for the agents: the alert fields, tags,
-// metadata as JSON and every supplemental context entry, numbered the way
-// citations refer to them (context[0], context[1], …). It is deterministic (tags
+// metadata as JSON, every supplemental context entry, numbered the way
+// citations refer to them (context[0], context[1], …), and what Causeway
+// gathered, each excerpt labelled with where it came from. It is deterministic (tags
 // and metadata keys sorted) so identical incidents produce identical requests,
 // and it never exceeds MaxUserPromptChars: when the input is too long, the
 // longest context entries are cut first, keeping the beginning of every entry
@@ -119,18 +120,23 @@ func UserPrompt(in analyzer.Input) string {
 		metadata:    renderMetadata(in.Metadata),
 		context:     in.Context,
 	}
+	for _, g := range in.Gathered {
+		p.gatheredFrom = append(p.gatheredFrom, oneLine(g.Source.Describe()))
+		p.gathered = append(p.gathered, g.Text)
+	}
 	full := p.render(-1, -1)
 	if len(full) <= MaxUserPromptChars {
 		return full
 	}
 	// Stage 1: cut only context entries, longest first, but keep a useful
 	// head of each.
-	if s, ok := p.fit(func(level int) string { return p.render(level, -1) }, minEntryKeep, longest(p.context)); ok {
+	entries := append(append([]string(nil), p.context...), p.gathered...)
+	if s, ok := p.fit(func(level int) string { return p.render(level, -1) }, minEntryKeep, longest(entries)); ok {
 		return s
 	}
 	// Stage 2: the alert fields are large too; cut the long free-text fields
 	// and the context entries to one common length.
-	free := append([]string{p.description, p.tags, p.metadata}, p.context...)
+	free := append([]string{p.description, p.tags, p.metadata}, entries...)
 	if s, ok := p.fit(func(level int) string { return p.render(level, level) }, 1, longest(free)); ok {
 		return s
 	}
@@ -143,6 +149,9 @@ type promptParts struct {
 	title, description, severity, service, environment string
 	tags, metadata                                     string
 	context                                            []string
+	// gathered are the excerpts Causeway collected, gatheredFrom where each
+	// came from (same index).
+	gathered, gatheredFrom []string
 }
 
 // fit finds, by bisection, the largest per-entry length in [lo, hi] for which
@@ -197,6 +206,14 @@ func (p promptParts) render(ctxLevel, fieldLevel int) string {
 		fmt.Fprintf(&b, "--- context[%d] ---\n", i)
 		b.WriteString(cut(e, ctxLevel))
 		fmt.Fprintf(&b, "\n--- end of context[%d] ---\n", i)
+	}
+	if len(p.gathered) > 0 {
+		fmt.Fprintf(&b, "\nGATHERED BY CAUSEWAY (%d entries from the tenant's systems; quote them verbatim)\n", len(p.gathered))
+		for i, e := range p.gathered {
+			fmt.Fprintf(&b, "--- gathered[%d] from %s ---\n", i, p.gatheredFrom[i])
+			b.WriteString(cut(e, ctxLevel))
+			fmt.Fprintf(&b, "\n--- end of gathered[%d] ---\n", i)
+		}
 	}
 	return b.String()
 }

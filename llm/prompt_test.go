@@ -147,3 +147,22 @@ func TestUserPromptManyEntries(t *testing.T) {
 		t.Fatalf("prompt is %d chars", len(p))
 	}
 }
+
+func TestUserPromptLabelsGatheredExcerpts(t *testing.T) {
+	in := analyzer.Input{
+		Title: "api restarting",
+		Gathered: []analyzer.Excerpt{{
+			Source: analyzer.Source{Kind: analyzer.SourceDataSource, DataSourceID: "ds_7", Type: "prometheus", Query: "up{job=\"api\"}"},
+			Text:   "up{job=\"api\"} = 0 since 10:02",
+		}},
+	}
+	p := UserPrompt(in)
+	for _, want := range []string{"GATHERED BY CAUSEWAY (1 entries", "gathered[0] from prometheus data source ds_7, query: up{job=\"api\"}", "= 0 since 10:02"} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, p)
+		}
+	}
+	if strings.Contains(UserPrompt(analyzer.Input{Title: "x"}), "GATHERED") {
+		t.Error("an input with nothing gathered must not get a gathered section")
+	}
+}

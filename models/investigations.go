@@ -32,11 +32,13 @@ const (
 // EventInvestigationCompleted is the outbound event kind emitted when a pass finishes.
 const EventInvestigationCompleted = "investigation.completed"
 
-// Evidence is what one agent contributed to a result; Content quotes or points at
-// the input it rests on.
+// Evidence is what one agent read in one place; Content quotes or points at the
+// input it rests on, and Source says where that was (the alert, pasted
+// context, a data source query, a recorded change).
 type Evidence struct {
-	AgentRole string `json:"agentRole"`
-	Content   string `json:"content"`
+	AgentRole string           `json:"agentRole"`
+	Content   string           `json:"content"`
+	Source    *analyzer.Source `json:"source,omitempty"`
 }
 
 // Hypothesis is one category the synthesis considered, kept so users see what was
