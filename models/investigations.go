@@ -303,6 +303,7 @@ type ContextLimitError struct {
 	Adding  int
 }
 
+// Error names the limit the entry would cross.
 func (e *ContextLimitError) Error() string {
 	if e.Entries >= e.Limits.Entries {
 		return fmt.Sprintf("the incident already holds %d context entries, the limit", e.Entries)
