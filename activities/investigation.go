@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -307,11 +306,7 @@ func shorten(s string) string {
 	if len(s) <= limit {
 		return s
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return analyzer.RunePrefix(s, limit) + "…"
 }
 
 // SynthesisInput names the pass and the agents whose reports finished in time;

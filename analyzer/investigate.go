@@ -69,12 +69,23 @@ func cutText(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
-	cut := limit
+	head := RunePrefix(s, limit)
+	if nl := strings.LastIndexByte(head, '\n'); nl > 0 {
+		return head[:nl]
+	}
+	return head
+}
+
+// RunePrefix is the longest prefix of s of at most limit bytes that does not
+// end inside a UTF-8 sequence: a cut text stays valid UTF-8, which PostgreSQL
+// insists on and JSON keeps intact.
+func RunePrefix(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := max(limit, 0)
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
-	}
-	if nl := strings.LastIndexByte(s[:cut], '\n'); nl > 0 {
-		return s[:nl]
 	}
 	return s[:cut]
 }
