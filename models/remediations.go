@@ -96,12 +96,12 @@ type Remediation struct {
 	ExecutedBy      string `gorm:"size:320;not null;default:''"`
 	ExecutedAt      *time.Time
 	CompletedAt     *time.Time
-	FailureReason   string            `gorm:"type:text;not null;default:''"`
-	CreatedAt       time.Time         `gorm:"not null"`
+	FailureReason   string    `gorm:"type:text;not null;default:''"`
+	CreatedAt       time.Time `gorm:"not null"`
 	// WorkflowStartedAt is set once the remediation's workflow is known to
 	// exist; the reconciler starts the workflow of any proposal still without.
-	WorkflowStartedAt *time.Time `gorm:"index:idx_remediations_unstarted,where:workflow_started_at IS NULL"`
-	Steps           []RemediationStep `gorm:"-"`
+	WorkflowStartedAt *time.Time        `gorm:"index:idx_remediations_unstarted,where:workflow_started_at IS NULL"`
+	Steps             []RemediationStep `gorm:"-"`
 }
 
 // RemediationStep is one rendered step and its progress. Attempts counts the
