@@ -42,9 +42,10 @@ type Activities struct {
 	Egress *http.Client
 	// Sealer opens the sealed signing secrets of webhook endpoints.
 	Sealer *auth.Sealer
-	// SQLTargets maps the names sql_migration steps may use to their DSNs
-	// (CAUSEWAY_SQL_TARGETS), so runbooks never carry connection strings.
-	SQLTargets map[string]string
+	// SQLTargets are the databases sql_migration steps may change, by name,
+	// and which tenants may use each, so runbooks never carry connection
+	// strings and a tenant reaches only the databases named for it.
+	SQLTargets SQLTargets
 	// DataSources reaches the tenants' data sources through the guarded
 	// client and dialer with the operator's allowlist; nil disables gathering.
 	DataSources *datasources.Connector

@@ -125,12 +125,14 @@ func triageReason(severity string, agents, readers []string) string {
 	return reason
 }
 
-// incidentInput is what every agent sees: the alert fields and the context entries.
+// incidentInput is what every agent sees: the alert fields and the context
+// entries, cut to what an agent reads (analyzer.BoundInput), for the offline
+// analyzer, the LLM and synthesis alike.
 func incidentInput(inc *models.Incident, contextEntries []string) analyzer.Input {
-	return analyzer.Input{
+	return analyzer.BoundInput(analyzer.Input{
 		Title: inc.Title, Description: inc.Description, Severity: inc.Severity, Service: inc.Service,
 		Environment: inc.Environment, Tags: inc.Tags, Metadata: inc.Metadata, Context: analyzer.Excerpts(contextEntries),
-	}
+	})
 }
 
 // union merges two agent lists into one sorted list without repeats.
@@ -253,7 +255,9 @@ func (a *Activities) RunAgent(ctx context.Context, in AgentInput) (AgentSummary,
 	}
 	var rep analyzer.AgentReport
 	if a.LLM == nil {
-		rep = analyzer.Investigate(in.AgentRole, input)
+		if rep, err = analyzer.InvestigateContext(ctx, in.AgentRole, input); err != nil {
+			return AgentSummary{}, err // cancelled: the pass no longer waits for this agent
+		}
 	} else {
 		var usage llm.Usage
 		run.Model = a.LLM.Model()

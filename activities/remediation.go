@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -88,7 +89,7 @@ func (a *Activities) ProposeRemediations(ctx context.Context, in ProposeInput) (
 			Message: fmt.Sprintf("Remediation %s proposed from runbook %q; awaiting approval", id, rb.Name)}
 		if err != nil {
 			entry.Kind, entry.DedupKey = "remediation_skipped", "remediation/"+id+"/skipped"
-			entry.Message = fmt.Sprintf("Runbook %q matched but was not proposed: %s", rb.Name, shorten(err.Error()))
+			entry.Message = fmt.Sprintf("Runbook %q matched but was not proposed: %s", rb.Name, models.RedactText(shorten(err.Error())))
 			if err := a.Store.AddTimeline(ctx, &entry); err != nil {
 				return ProposeOutput{}, err
 			}
@@ -122,9 +123,13 @@ func (a *Activities) ProposeRemediations(ctx context.Context, in ProposeInput) (
 }
 
 // renderSteps renders a runbook's steps for one incident and checks the result
-// against the executors once more, now with every value known.
+// against the executors once more, now with every value known: the tenant may
+// have lost a SQL target since, and an alert may carry values no step can use.
+// The rendered plan must stay within MaxPlanBytes.
 func (a *Activities) renderSteps(remID string, rb *models.Runbook, data TemplateData) ([]models.RemediationStep, error) {
 	steps := make([]models.RemediationStep, len(rb.Steps))
+	env := checkEnv{targets: a.SQLTargets, tenantID: rb.TenantID}
+	size := 0
 	for i, s := range rb.Steps {
 		params, err := RenderParams(s.Params, data)
 		if err != nil {
@@ -134,8 +139,12 @@ func (a *Activities) renderSteps(remID string, rb *models.Runbook, data Template
 		if !ok {
 			return nil, fmt.Errorf("step %d: unknown step type %q", i, s.Type)
 		}
-		if err := ex.check(params, true, a.SQLTargets); err != nil {
+		if err := ex.check(params, true, env); err != nil {
 			return nil, fmt.Errorf("step %d: %w", i, err)
+		}
+		b, _ := json.Marshal(params)
+		if size += len(b) + len(s.Description); size > MaxPlanBytes {
+			return nil, fmt.Errorf("the rendered plan exceeds %d bytes", MaxPlanBytes)
 		}
 		steps[i] = models.RemediationStep{RemediationID: remID, Index: i, Type: s.Type, Description: s.Description,
 			Params: params, Status: models.StepPending}
@@ -198,6 +207,16 @@ type StepInput struct {
 	IdempotencyKey string
 }
 
+// ErrTypeStepOutcomeUnknown fails a step whose request an earlier attempt sent
+// without the answer being recorded: running it again could apply its change
+// twice, so a person has to look at the target first.
+const ErrTypeStepOutcomeUnknown = "StepOutcomeUnknown"
+
+// outcomeUnknown is the reason such a step fails with.
+const outcomeUnknown = "an earlier attempt sent this request and its outcome is unknown (the worker stopped or the answer was lost " +
+	"before it was recorded); check the target, then run the change again if it is still needed. Steps whose target " +
+	"honours Idempotency-Key can declare idempotent: true to be re-sent instead"
+
 // StepHeartbeat is how often a running step reports that its worker is alive;
 // the step presets' heartbeat timeout is a few times longer.
 const StepHeartbeat = 2 * time.Second
@@ -206,6 +225,12 @@ const StepHeartbeat = 2 * time.Second
 // step running (counting the attempt), runs the executor while heartbeating,
 // then marks it completed. A step already completed is not run again; a failure
 // is returned classified and recorded by the workflow when it gives up.
+//
+// Steps that call out with side effects (http, deployment_rollback) record
+// that their request is leaving before it leaves. An attempt that finds that
+// record from an earlier attempt does not know whether the target applied the
+// change, so unless the step is declared idempotent (the target honours its
+// Idempotency-Key) it fails for a person to check instead of sending again.
 func (a *Activities) RunRemediationStep(ctx context.Context, in StepInput) error {
 	now := time.Now()
 	before, err := a.Store.StartStep(ctx, in.RemediationID, in.Index, now)
@@ -224,16 +249,37 @@ func (a *Activities) RunRemediationStep(ctx context.Context, in StepInput) error
 	if !ok {
 		return temporal.NewNonRetryableApplicationError("unknown step type "+before.Type, ErrTypeStepBadParams, nil)
 	}
+	call := stepCall{Params: before.Params, Key: in.IdempotencyKey, TenantID: in.TenantID}
+	if sendsChange(before.Type) {
+		if idempotent, _ := before.Params["idempotent"].(bool); before.DispatchedAt != nil && !idempotent {
+			metrics.ObserveRemediationStep(before.Type, metrics.OutcomeFailure)
+			return temporal.NewNonRetryableApplicationError(outcomeUnknown, ErrTypeStepOutcomeUnknown, nil)
+		}
+		call.dispatch = func(ctx context.Context) error {
+			return a.Store.MarkStepDispatched(ctx, in.RemediationID, in.Index, time.Now())
+		}
+		call.notSent = func(ctx context.Context) {
+			if err := a.Store.ClearStepDispatched(ctx, in.RemediationID, in.Index); err != nil {
+				activity.GetLogger(ctx).Warn("could not withdraw a step's dispatch record", "remediation_id", in.RemediationID, "step", in.Index, "error", err)
+			}
+		}
+	}
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go heartbeat(hctx)
-	if err := ex.run(ctx, a, before.Params, in.IdempotencyKey); err != nil {
+	if err := ex.run(ctx, a, call); err != nil {
 		activity.GetLogger(ctx).Warn("remediation step failed", "tenant_id", in.TenantID, "remediation_id", in.RemediationID, "step", in.Index, "error", err)
 		metrics.ObserveRemediationStep(before.Type, stepOutcome(err))
 		return err
 	}
 	metrics.ObserveRemediationStep(before.Type, metrics.OutcomeSuccess)
 	return a.Store.CompleteStep(ctx, in.RemediationID, in.Index, time.Now())
+}
+
+// sendsChange reports whether a step type's request changes the target, so
+// sending it twice could apply the change twice.
+func sendsChange(stepType string) bool {
+	return stepType == StepHTTP || stepType == StepDeploymentRollback
 }
 
 // stepOutcome tells a final failure from an attempt Temporal will retry, so the

@@ -9,10 +9,11 @@ import (
 // rollbackParams are the params of a deployment_rollback step: the deploy
 // system's rollback hook and what to roll back.
 type rollbackParams struct {
-	URL     string            `json:"url"`
-	Service string            `json:"service"`
-	Version string            `json:"version"`
-	Headers map[string]string `json:"headers"`
+	URL        string            `json:"url"`
+	Service    string            `json:"service"`
+	Version    string            `json:"version"`
+	Headers    map[string]string `json:"headers"`
+	Idempotent bool              `json:"idempotent"`
 }
 
 // rollbackStep asks the deploy system to roll a service back by POSTing to its
@@ -24,24 +25,27 @@ func (rollbackStep) parse(p map[string]any, rendered bool) (rollbackParams, erro
 	if err := decodeParams(p, &rp); err != nil {
 		return rp, err
 	}
+	if err := checkHeaders(rp.Headers); err != nil {
+		return rp, err
+	}
 	return rp, checkURL("url", rp.URL, rendered)
 }
 
-func (s rollbackStep) check(p map[string]any, rendered bool, _ map[string]string) error {
+func (s rollbackStep) check(p map[string]any, rendered bool, _ checkEnv) error {
 	_, err := s.parse(p, rendered)
 	return err
 }
 
-func (s rollbackStep) run(ctx context.Context, a *Activities, p map[string]any, key string) error {
-	rp, err := s.parse(p, true)
+func (s rollbackStep) run(ctx context.Context, a *Activities, c stepCall) error {
+	rp, err := s.parse(c.Params, true)
 	if err != nil {
 		return badParams(err)
 	}
-	body, err := json.Marshal(map[string]string{"service": rp.Service, "version": rp.Version, "idempotencyKey": key})
+	body, err := json.Marshal(map[string]string{"service": rp.Service, "version": rp.Version, "idempotencyKey": c.Key})
 	if err != nil {
 		return badParams(err)
 	}
-	status, retryAfter, err := a.callStep(ctx, http.MethodPost, rp.URL, rp.Headers, body, key)
+	status, retryAfter, err := a.callStep(ctx, stepRequest{method: http.MethodPost, url: rp.URL, headers: rp.Headers, body: body, call: &c})
 	if err != nil {
 		return err
 	}

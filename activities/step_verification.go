@@ -55,7 +55,7 @@ func (verificationStep) parse(p map[string]any, rendered bool) (verificationPara
 	return vp, timeout, checkURL("url", vp.URL, rendered)
 }
 
-func (s verificationStep) check(p map[string]any, rendered bool, _ map[string]string) error {
+func (s verificationStep) check(p map[string]any, rendered bool, _ checkEnv) error {
 	_, _, err := s.parse(p, rendered)
 	return err
 }
@@ -63,8 +63,8 @@ func (s verificationStep) check(p map[string]any, rendered bool, _ map[string]st
 // run probes until the expected status arrives. The executor does its own
 // retries (they are part of the step's meaning); a refused destination ends it
 // at once, and running out of probes is final.
-func (s verificationStep) run(ctx context.Context, a *Activities, p map[string]any, key string) error {
-	vp, timeout, err := s.parse(p, true)
+func (s verificationStep) run(ctx context.Context, a *Activities, c stepCall) error {
+	vp, timeout, err := s.parse(c.Params, true)
 	if err != nil {
 		return badParams(err)
 	}
@@ -78,7 +78,7 @@ func (s verificationStep) run(ctx context.Context, a *Activities, p map[string]a
 			}
 		}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
-		status, _, err := a.callStep(pctx, http.MethodGet, vp.URL, nil, nil, key)
+		status, _, err := a.callStep(pctx, stepRequest{method: http.MethodGet, url: vp.URL, key: c.Key})
 		cancel()
 		var app *temporal.ApplicationError
 		switch {

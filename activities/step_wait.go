@@ -30,13 +30,13 @@ func (waitStep) parse(p map[string]any, rendered bool) (time.Duration, error) {
 	return checkDuration("duration", wp.Duration, rendered, MaxWait)
 }
 
-func (s waitStep) check(p map[string]any, rendered bool, _ map[string]string) error {
+func (s waitStep) check(p map[string]any, rendered bool, _ checkEnv) error {
 	_, err := s.parse(p, rendered)
 	return err
 }
 
-func (s waitStep) run(ctx context.Context, _ *Activities, p map[string]any, _ string) error {
-	d, err := s.parse(p, true)
+func (s waitStep) run(ctx context.Context, _ *Activities, c stepCall) error {
+	d, err := s.parse(c.Params, true)
 	if err != nil {
 		return badParams(err)
 	}

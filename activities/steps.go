@@ -9,12 +9,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"text/template"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/causeway/causeway/egress"
+	"github.com/causeway/causeway/models"
 )
 
 // Step types: the only kinds of step a runbook, and so a remediation, may hold.
@@ -42,10 +42,31 @@ const (
 const IdempotencyHeader = "Idempotency-Key"
 
 // executor is one step type: check validates params (fully once rendered, only
-// their shape while they still hold template actions), run performs the step.
+// their shape while they still hold templates), run performs the step.
 type executor interface {
-	check(p map[string]any, rendered bool, sqlTargets map[string]string) error
-	run(ctx context.Context, a *Activities, p map[string]any, key string) error
+	check(p map[string]any, rendered bool, env checkEnv) error
+	run(ctx context.Context, a *Activities, c stepCall) error
+}
+
+// checkEnv is what a params check needs beyond the params: the SQL targets and
+// the tenant whose runbook or remediation it is.
+type checkEnv struct {
+	targets  SQLTargets
+	tenantID string
+}
+
+// stepCall is one run of a step: its rendered params, the idempotency key the
+// target sees, whose step it is, and (when the step is recorded in the
+// database) how to record that its request is about to leave.
+type stepCall struct {
+	Params   map[string]any
+	Key      string
+	TenantID string
+	// dispatch, when set, durably records that a request with side effects is
+	// about to be sent; notSent undoes it when the request provably never
+	// reached the target or the target refused it unprocessed.
+	dispatch func(ctx context.Context) error
+	notSent  func(ctx context.Context)
 }
 
 var executors = map[string]executor{
@@ -66,26 +87,32 @@ func StepTypes() []string {
 	return out
 }
 
-// ValidateStep checks a runbook step before it is stored: a known type, params of
-// the right shape for its executor, and templates that parse. sqlTargets are the
-// configured target databases (only their names matter here); allowPrivate is
-// the deployment's private-egress setting, so a literal URL the egress client
-// would always refuse (a private IP literal, a numeric host) is refused now.
-func ValidateStep(typ string, params map[string]any, sqlTargets map[string]string, allowPrivate bool) error {
+// MaxPlanBytes bounds a runbook's steps, and a remediation's rendered steps, as
+// JSON: a plan is something a person reads before approving it, and rendering
+// must stay cheap on the shared worker.
+const MaxPlanBytes = 64 << 10
+
+// ValidateStep checks a runbook step of tenantID before it is stored: a known
+// type, params of the right shape for its executor, templates of the allowed
+// forms in the allowed places, and SQL targets the tenant may use. allowPrivate
+// is the deployment's private-egress setting, so a URL the egress client would
+// always refuse (a private IP literal, a numeric host) is refused now.
+func ValidateStep(typ string, params map[string]any, targets SQLTargets, tenantID string, allowPrivate bool) error {
 	ex, ok := executors[typ]
 	if !ok {
 		return fmt.Errorf("unknown step type %q; valid types are %s", typ, strings.Join(StepTypes(), ", "))
 	}
-	if err := walkStrings(params, func(s string) error { _, err := parseTemplate(s); return err }); err != nil {
+	if err := walkStrings(params, func(s string) error { _, err := placeholders(s); return err }); err != nil {
 		return err
 	}
-	if err := ex.check(params, false, sqlTargets); err != nil {
+	if err := ex.check(params, false, checkEnv{targets: targets, tenantID: tenantID}); err != nil {
 		return err
 	}
-	// Every URL-bearing step type keeps its URL in params.url, already
-	// checked to be a string of the right shape by the executor above.
-	if raw, ok := params["url"].(string); ok && !templated(raw) {
-		if u, err := url.Parse(raw); err == nil {
+	// Every URL-bearing step type keeps its URL in params.url, already checked
+	// to be a string of the right shape (with a literal origin) above.
+	if raw, ok := params["url"].(string); ok {
+		sample, _ := renderURL("url", raw, sampleData)
+		if u, err := url.Parse(sample); err == nil {
 			if err := egress.CheckURL(u, allowPrivate); err != nil {
 				return fmt.Errorf("params.url: %w", err)
 			}
@@ -103,46 +130,68 @@ type TemplateData struct {
 	Tags        map[string]string
 }
 
-func parseTemplate(s string) (*template.Template, error) {
-	t, err := template.New("param").Option("missingkey=error").Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("template %q: %w", s, err)
+// sampleData stands in for an incident when a template is checked before any
+// incident exists.
+var sampleData = TemplateData{Service: "x", Environment: "x", IncidentID: "x"}
+
+// RenderParams renders a step's params with data; the result is what the step
+// runs with, what the approver sees and what the plan hash covers. params.url
+// is rendered as a URL and params.statements as SQL with bind parameters (their
+// values in params.args, one list per statement); any other string as plain
+// text.
+func RenderParams(params map[string]any, data TemplateData) (map[string]any, error) {
+	out := make(map[string]any, len(params)+1)
+	for k, v := range params {
+		var err error
+		switch raw, isString := v.(string); {
+		case k == "url" && isString:
+			out[k], err = renderURL(k, raw, data)
+		case k == "statements":
+			err = renderStatements(v, data, out)
+		default:
+			out[k], err = render(v, data)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	return t, nil
+	return out, nil
 }
 
-// RenderParams renders every string in params with data; the result is what the
-// step runs with and what the plan hash covers.
-func RenderParams(params map[string]any, data TemplateData) (map[string]any, error) {
-	if data.Tags == nil {
-		data.Tags = map[string]string{}
+// renderStatements renders a sql_migration step's statements into out, with
+// params.args when any statement holds a template.
+func renderStatements(v any, data TemplateData, out map[string]any) error {
+	list, ok := v.([]any)
+	if !ok {
+		out["statements"] = v // the executor's check reports the wrong shape
+		return nil
 	}
-	out, err := render(params, data)
-	if err != nil {
-		return nil, err
+	stmts, args := make([]any, len(list)), make([]any, len(list))
+	bound := false
+	for i, e := range list {
+		raw, ok := e.(string)
+		if !ok {
+			stmts[i], args[i] = e, []any{}
+			continue
+		}
+		stmt, vals, err := renderSQL(i, raw, data)
+		if err != nil {
+			return err
+		}
+		stmts[i], args[i] = stmt, vals
+		bound = bound || len(vals) > 0
 	}
-	m, _ := out.(map[string]any)
-	if m == nil {
-		m = map[string]any{}
+	out["statements"] = stmts
+	if bound {
+		out["args"] = args
 	}
-	return m, nil
+	return nil
 }
 
 func render(v any, data TemplateData) (any, error) {
 	switch x := v.(type) {
 	case string:
-		if !strings.Contains(x, "{{") {
-			return x, nil
-		}
-		t, err := parseTemplate(x)
-		if err != nil {
-			return nil, err
-		}
-		var b bytes.Buffer
-		if err := t.Execute(&b, data); err != nil {
-			return nil, fmt.Errorf("template %q: %w", x, err)
-		}
-		return b.String(), nil
+		return renderPlain(x, data)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
@@ -206,13 +255,19 @@ func templated(s string) bool { return strings.Contains(s, "{{") }
 
 // checkURL is the static URL check, egress.CheckURL's shape part; where the URL
 // may go is decided at dial time by the egress client, and at creation by
-// ValidateStep with the deployment's private-egress setting.
+// ValidateStep with the deployment's private-egress setting. Before rendering,
+// the template must leave the scheme and host literal, and the URL is checked
+// with sample values.
 func checkURL(field, raw string, rendered bool) error {
 	if raw == "" {
 		return fmt.Errorf("params.%s is required", field)
 	}
-	if !rendered && templated(raw) {
-		return nil
+	if !rendered {
+		sample, err := renderURL(field, raw, sampleData)
+		if err != nil {
+			return err
+		}
+		raw = sample
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -237,24 +292,30 @@ func checkDuration(field, raw string, rendered bool, limit time.Duration) (time.
 
 // badParams makes bad params final; a URL the egress policy refuses is
 // reported as EgressBlocked, the same as when the client refuses it.
+// Messages are redacted (models.RedactText): they quote URLs, and a step's
+// error is shown to every role and kept in workflow history.
 func badParams(err error) error {
 	if egress.IsBlocked(err) {
-		return temporal.NewNonRetryableApplicationError(shorten(err.Error()), ErrTypeEgressBlocked, err)
+		return temporal.NewNonRetryableApplicationError(stepReason(err), ErrTypeEgressBlocked, nil)
 	}
-	return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeStepBadParams, err)
+	return temporal.NewNonRetryableApplicationError(stepReason(err), ErrTypeStepBadParams, nil)
 }
+
+// stepReason is an error's text fit for a step's error: short, with the
+// credentials in any URL it quotes masked.
+func stepReason(err error) string { return models.RedactText(shorten(err.Error())) }
 
 // classifyTransport turns a failed request into Temporal's retry decision: a
 // destination refused by the egress policy is final, anything else on the wire
 // (DNS, connect, timeout) is worth retrying.
 func classifyTransport(err error) error {
 	if egress.IsBlocked(err) {
-		return temporal.NewNonRetryableApplicationError(shorten(err.Error()), ErrTypeEgressBlocked, err)
+		return temporal.NewNonRetryableApplicationError(stepReason(err), ErrTypeEgressBlocked, nil)
 	}
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return temporal.NewApplicationErrorWithCause(shorten(err.Error()), ErrTypeStepUnavailable, err)
+	return temporal.NewApplicationErrorWithCause(stepReason(err), ErrTypeStepUnavailable, nil)
 }
 
 // classifyStatus judges a response status: 408, 429 and 5xx are transient, any

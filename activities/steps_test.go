@@ -67,7 +67,7 @@ func TestExecutorsRefuseHostileURLs(t *testing.T) {
 	for _, s := range steps {
 		for _, u := range hostile {
 			t.Run(s.typ+" "+u, func(t *testing.T) {
-				err := executors[s.typ].run(context.Background(), a, s.params(u), "remediation/rem_1/step/0")
+				err := executors[s.typ].run(context.Background(), a, stepCall{Params: s.params(u), Key: "remediation/rem_1/step/0"})
 				var app *temporal.ApplicationError
 				if !errors.As(err, &app) || app.Type() != ErrTypeEgressBlocked || !app.NonRetryable() {
 					t.Fatalf("error %v, want a non-retryable %s", err, ErrTypeEgressBlocked)
@@ -104,7 +104,7 @@ func TestHTTPStepClassifiesStatus(t *testing.T) {
 		{"/busy", 0, false, true}, {"/down", 0, false, true}, {"/forbidden", 0, false, false},
 	}
 	for _, c := range cases {
-		err := httpStep{}.run(context.Background(), a, map[string]any{"url": srv.URL + c.path, "expectStatus": c.expect}, "k1")
+		err := httpStep{}.run(context.Background(), a, stepCall{Params: map[string]any{"url": srv.URL + c.path, "expectStatus": c.expect}, Key: "k1"})
 		var app *temporal.ApplicationError
 		switch {
 		case c.ok && err != nil:
@@ -124,11 +124,11 @@ func TestHTTPStepClassifiesStatus(t *testing.T) {
 // written in the same transaction makes the second run a no-op.
 func TestSQLStepAppliesOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "target.db")
-	a := &Activities{SQLTargets: map[string]string{"main": "sqlite:" + path}}
+	a := &Activities{SQLTargets: SQLTargets{DSNs: map[string]string{"main": "sqlite:" + path}, Tenants: map[string][]string{"main": {"*"}}}}
 	params := map[string]any{"target": "main", "statements": []any{
 		"CREATE TABLE IF NOT EXISTS counters (n INTEGER NOT NULL)", "INSERT INTO counters (n) VALUES (1)"}}
 	for i := 0; i < 2; i++ {
-		if err := (sqlStep{}).run(context.Background(), a, params, "remediation/rem_1/step/0"); err != nil {
+		if err := (sqlStep{}).run(context.Background(), a, stepCall{Params: params, Key: "remediation/rem_1/step/0"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -142,7 +142,7 @@ func TestSQLStepAppliesOnce(t *testing.T) {
 		t.Fatalf("rows %d (%v), want 1", n, err)
 	}
 	bad := map[string]any{"target": "main", "statements": []any{"INSERT INTO nowhere VALUES (1)"}}
-	err = (sqlStep{}).run(context.Background(), a, bad, "remediation/rem_1/step/1")
+	err = (sqlStep{}).run(context.Background(), a, stepCall{Params: bad, Key: "remediation/rem_1/step/1"})
 	var app *temporal.ApplicationError
 	if !errors.As(err, &app) || !app.NonRetryable() {
 		t.Fatalf("bad statement: %v, want non-retryable", err)
@@ -150,19 +150,19 @@ func TestSQLStepAppliesOnce(t *testing.T) {
 }
 
 func TestValidateStep(t *testing.T) {
-	targets := map[string]string{"main": "sqlite:x.db"}
+	targets := SQLTargets{DSNs: map[string]string{"main": "sqlite:x.db"}, Tenants: map[string][]string{"main": {"ten_1"}}}
 	good := []struct {
 		typ string
 		p   map[string]any
 	}{
-		{StepHTTP, map[string]any{"method": "post", "url": "https://{{.Service}}.example.com/flags/{{index .Tags \"flag\"}}", "expectStatus": 200}},
+		{StepHTTP, map[string]any{"method": "post", "url": "https://flags.example.com/{{.Service}}/flags/{{index .Tags \"flag\"}}", "expectStatus": 200}},
 		{StepVerification, map[string]any{"url": "https://example.com/health", "timeout": "5s", "retries": 3}},
 		{StepSQLMigration, map[string]any{"target": "main", "statements": []any{"SELECT 1"}}},
 		{StepDeploymentRollback, map[string]any{"url": "https://deploy.example.com/rollback", "service": "{{.Service}}"}},
 		{StepWait, map[string]any{"duration": "30s"}},
 	}
 	for _, g := range good {
-		if err := ValidateStep(g.typ, g.p, targets, false); err != nil {
+		if err := ValidateStep(g.typ, g.p, targets, "ten_1", false); err != nil {
 			t.Errorf("%s: %v", g.typ, err)
 		}
 	}
@@ -181,16 +181,19 @@ func TestValidateStep(t *testing.T) {
 		{StepVerification, map[string]any{"url": "http://[::1]:8080/health"}},
 	}
 	for _, b := range bad {
-		if err := ValidateStep(b.typ, b.p, targets, false); err == nil {
+		if err := ValidateStep(b.typ, b.p, targets, "ten_1", false); err == nil {
 			t.Errorf("%s %v: accepted", b.typ, b.p)
 		}
 	}
-	if err := ValidateStep(StepHTTP, map[string]any{"url": "http://10.0.0.1/"}, targets, true); err != nil {
+	if err := ValidateStep(StepSQLMigration, map[string]any{"target": "main", "statements": []any{"SELECT 1"}}, targets, "ten_2", false); err == nil {
+		t.Error("another tenant's target accepted")
+	}
+	if err := ValidateStep(StepHTTP, map[string]any{"url": "http://10.0.0.1/"}, targets, "ten_1", true); err != nil {
 		t.Errorf("private literal with private egress on: %v", err)
 	}
-	out, err := RenderParams(map[string]any{"url": "https://{{.Service}}/{{index .Tags \"env\"}}/{{.IncidentID}}"},
+	out, err := RenderParams(map[string]any{"url": "https://hooks.example.com/{{.Service}}/{{index .Tags \"env\"}}/{{.IncidentID}}"},
 		TemplateData{Service: "api", IncidentID: "inc_1", Tags: map[string]string{"env": "prod"}})
-	if err != nil || out["url"] != "https://api/prod/inc_1" {
+	if err != nil || out["url"] != "https://hooks.example.com/api/prod/inc_1" {
 		t.Fatalf("render %v %v", out, err)
 	}
 	if _, err := RenderParams(map[string]any{"u": "{{.Missing}}"}, TemplateData{}); err == nil {
@@ -207,7 +210,7 @@ func TestHTTPStepIgnoresLargeBody(t *testing.T) {
 	}))
 	defer srv.Close()
 	a := &Activities{Egress: egress.NewClient(egress.Options{AllowPrivate: true})}
-	if err := (httpStep{}).run(context.Background(), a, map[string]any{"url": srv.URL, "method": "GET"}, "k1"); err != nil {
+	if err := (httpStep{}).run(context.Background(), a, stepCall{Params: map[string]any{"url": srv.URL, "method": "GET"}, Key: "k1"}); err != nil {
 		t.Fatalf("2 MiB 200 answer: %v", err)
 	}
 }
@@ -221,7 +224,7 @@ func TestHTTPStepRetryAfterDate(t *testing.T) {
 	}))
 	defer srv.Close()
 	a := &Activities{Egress: egress.NewClient(egress.Options{AllowPrivate: true})}
-	status, wait, err := a.callStep(context.Background(), http.MethodGet, srv.URL, nil, nil, "k1")
+	status, wait, err := a.callStep(context.Background(), stepRequest{method: http.MethodGet, url: srv.URL, key: "k1"})
 	if err != nil || status != http.StatusServiceUnavailable || wait != maxStepRetryAfter {
 		t.Fatalf("status %d wait %v err %v, want 503 after %v", status, wait, err, maxStepRetryAfter)
 	}
@@ -247,13 +250,13 @@ func TestShortenKeepsValidUTF8(t *testing.T) {
 func TestSQLStepConcurrentFirstUse(t *testing.T) {
 	testenv.DatabaseURL(t)
 	dsn := testdb.URL(t)
-	a := &Activities{SQLTargets: map[string]string{"main": dsn}}
+	a := &Activities{SQLTargets: SQLTargets{DSNs: map[string]string{"main": dsn}, Tenants: map[string][]string{"main": {"*"}}}}
 	const n = 8
 	errs := make(chan error, n)
 	for i := 0; i < n; i++ {
 		go func() {
 			params := map[string]any{"target": "main", "statements": []any{"SELECT 1"}}
-			errs <- (sqlStep{}).run(context.Background(), a, params, "remediation/rem_c/step/"+strconv.Itoa(i))
+			errs <- (sqlStep{}).run(context.Background(), a, stepCall{Params: params, Key: "remediation/rem_c/step/" + strconv.Itoa(i)})
 		}()
 	}
 	for i := 0; i < n; i++ {
@@ -269,15 +272,55 @@ func TestWaitStepResumesWithRemainingTime(t *testing.T) {
 	params := map[string]any{"duration": "1h"}
 	ctx := withStepStarted(context.Background(), time.Now().Add(-time.Hour-time.Second))
 	start := time.Now()
-	if err := (waitStep{}).run(ctx, nil, params, "k"); err != nil || time.Since(start) > time.Second {
+	if err := (waitStep{}).run(ctx, nil, stepCall{Params: params, Key: "k"}); err != nil || time.Since(start) > time.Second {
 		t.Fatalf("elapsed wait: %v after %v", err, time.Since(start))
 	}
 	ctx = withStepStarted(context.Background(), time.Now().Add(-time.Hour+200*time.Millisecond))
 	start = time.Now()
-	if err := (waitStep{}).run(ctx, nil, params, "k"); err != nil {
+	if err := (waitStep{}).run(ctx, nil, stepCall{Params: params, Key: "k"}); err != nil {
 		t.Fatal(err)
 	}
 	if el := time.Since(start); el < 150*time.Millisecond || el > 5*time.Second {
 		t.Fatalf("resumed wait took %v, want about 200ms", el)
+	}
+}
+
+// TestStepRedirectDropsHeadersAcrossOrigins shows a step's own headers (API
+// keys, tokens) stay with the origin the runbook wrote them for: a redirect to
+// another scheme, host or port is followed without them.
+func TestStepRedirectDropsHeadersAcrossOrigins(t *testing.T) {
+	got := make(chan http.Header, 2)
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.Header.Clone() }))
+	defer elsewhere.Close()
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/same" {
+			got <- r.Header.Clone()
+			return
+		}
+		if r.URL.Path == "/hop" {
+			http.Redirect(w, r, "/same", http.StatusTemporaryRedirect)
+			return
+		}
+		http.Redirect(w, r, elsewhere.URL+"/collect", http.StatusTemporaryRedirect)
+	}))
+	defer origin.Close()
+	a := &Activities{Egress: egress.NewClient(egress.Options{AllowPrivate: true})}
+	headers := map[string]any{"X-Api-Key": "tenant-secret", "Authorization": "Bearer tenant-token"}
+	for _, c := range []struct {
+		path string
+		kept bool
+	}{{"/hop", true}, {"/away", false}} {
+		err := httpStep{}.run(context.Background(), a, stepCall{Key: "k1",
+			Params: map[string]any{"method": "POST", "url": origin.URL + c.path, "headers": headers, "body": map[string]any{"a": 1}}})
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		h := <-got
+		if kept := h.Get("X-Api-Key") != "" || h.Get("Authorization") != ""; kept != c.kept {
+			t.Errorf("%s: runbook headers kept = %v, want %v (%v)", c.path, kept, c.kept, h)
+		}
+		if h.Get(IdempotencyHeader) != "k1" {
+			t.Errorf("%s: Idempotency-Key %q", c.path, h.Get(IdempotencyHeader))
+		}
 	}
 }

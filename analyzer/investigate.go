@@ -1,9 +1,11 @@
 package analyzer
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // hit is one raw signal before it is turned into findings for each role.
@@ -20,23 +22,102 @@ type hit struct {
 	stated bool
 }
 
+// Bounds of what one agent reads. An incident's description and context are
+// written by whoever holds an API key or a token, so an agent reads a bounded
+// prefix of each: enough for pages of logs, small enough that a pass costs
+// milliseconds however large the incident grew.
+const (
+	MaxContextBytes     = 256 << 10
+	MaxDescriptionBytes = 64 << 10
+)
+
+// BoundInput returns in cut to what an agent reads: the description up to
+// MaxDescriptionBytes, the context entries in order up to MaxContextBytes in
+// all, and the gathered excerpts in order up to as much again (the entry that
+// crosses a limit is cut, later ones dropped). Cuts fall on line ends where possible, so quotes
+// stay whole lines. in is not modified.
+func BoundInput(in Input) Input {
+	in.Description = cutText(in.Description, MaxDescriptionBytes)
+	budget := MaxContextBytes
+	var kept []string
+	for _, e := range in.Context {
+		if budget <= 0 {
+			break
+		}
+		e = cutText(e, budget)
+		budget -= len(e)
+		kept = append(kept, e)
+	}
+	in.Context = kept
+	budget = MaxContextBytes
+	var gathered []Excerpt
+	for _, g := range in.Gathered {
+		if budget <= 0 {
+			break
+		}
+		g.Text = cutText(g.Text, budget)
+		budget -= len(g.Text)
+		gathered = append(gathered, g)
+	}
+	in.Gathered = gathered
+	return in
+}
+
+// cutText keeps at most limit bytes of s, ending at the last line break within
+// them when there is one, and never inside a UTF-8 sequence.
+func cutText(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	head := RunePrefix(s, limit)
+	if nl := strings.LastIndexByte(head, '\n'); nl > 0 {
+		return head[:nl]
+	}
+	return head
+}
+
+// RunePrefix is the longest prefix of s of at most limit bytes that does not
+// end inside a UTF-8 sequence: a cut text stays valid UTF-8, which PostgreSQL
+// insists on and JSON keeps intact.
+func RunePrefix(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := max(limit, 0)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
 // Investigate runs one offline specialist agent over the input. It is
 // deterministic and pure, so the same incident always yields the same report,
 // and cheap enough (well under 5 ms) to run inline in an activity. Each finding
 // cites the clause or field it rests on; an unknown role yields an empty report.
 func Investigate(role string, in Input) AgentReport {
+	rep, _ := InvestigateContext(context.Background(), role, in)
+	return rep
+}
+
+// InvestigateContext is Investigate over the bounded input (BoundInput) that
+// stops between its phases once ctx is done, returning ctx's error: an agent
+// whose pass passed its deadline must not keep a worker busy.
+func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport, error) {
 	rep := AgentReport{AgentRole: role, Findings: []Finding{}}
 	if !ValidRole(role) {
-		return rep
+		return rep, nil
 	}
-	c := buildCorpus(in.ForRole(role))
+	if err := ctx.Err(); err != nil {
+		return rep, err
+	}
+	c := buildCorpus(BoundInput(in.ForRole(role)))
 	var hits []hit
-	hits = append(hits, ruleHits(c)...)
-	hits = append(hits, numericHits(c)...)
-	hits = append(hits, readingHits(c.in.Gathered, role)...)
-	for _, h := range changeHits(c) {
-		h.stated = true
-		hits = append(hits, h)
+	readings := func(c *corpus) []hit { return readingHits(c.in.Gathered, role) }
+	for _, phase := range []func(*corpus) []hit{ruleHits, numericHits, readings, statedChangeHits} {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		hits = append(hits, phase(c)...)
 	}
 
 	seen := map[string]int{}
@@ -79,7 +160,17 @@ func Investigate(role string, in Input) AgentReport {
 	if len(rep.Findings) > maxFindings {
 		rep.Findings = rep.Findings[:maxFindings]
 	}
-	return rep
+	return rep, nil
+}
+
+// statedChangeHits are the deployments reasoning's hits, which stand even on
+// lines that report a fix.
+func statedChangeHits(c *corpus) []hit {
+	hits := changeHits(c)
+	for i := range hits {
+		hits[i].stated = true
+	}
+	return hits
 }
 
 func summarize(h hit) string {

@@ -54,6 +54,20 @@ func (h *handlers) refresh(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
+func (h *handlers) resetPassword(c *gin.Context) {
+	var in service.ResetPasswordInput
+	if err := bindJSON(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := h.Accounts.ResetPassword(c.Request.Context(), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
 // oauthLogin redirects the browser to the identity provider and pins the flow to
 // this browser with a short-lived cookie.
 func (h *handlers) oauthLogin(c *gin.Context) {
@@ -66,6 +80,21 @@ func (h *handlers) oauthLogin(c *gin.Context) {
 	c.SetSameSite(http.SameSiteLaxMode)
 	c.SetCookie(oauthCookie, nonce, 600, "/auth/"+provider, "", c.Request.TLS != nil, true)
 	c.Redirect(http.StatusFound, to)
+}
+
+// oauthLink starts linking an identity to the caller's account. The nonce
+// cookie is set for the callback's path, so the link completes only in the
+// browser that asked for it.
+func (h *handlers) oauthLink(c *gin.Context) {
+	provider := c.Param("provider")
+	to, nonce, err := h.OAuth.LinkURL(provider, caller(c))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.SetSameSite(http.SameSiteLaxMode)
+	c.SetCookie(oauthCookie, nonce, 600, "/auth/"+provider, "", c.Request.TLS != nil, true)
+	c.JSON(http.StatusOK, gin.H{"provider": provider, "authorizationUrl": to})
 }
 
 func (h *handlers) oauthCallback(c *gin.Context) {

@@ -411,3 +411,22 @@ func TestAuthRateLimitPerClientIP(t *testing.T) {
 		t.Fatalf("4th login: %d %+v %v", st, body, h)
 	}
 }
+
+// failedLogin sends a login that cannot succeed, with X-Forwarded-For set when
+// forwardedFor is not empty.
+func (s *apiServer) failedLogin(t *testing.T, forwardedFor string) (int, http.Header, errorBody) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", s.URL+"/auth/login", strings.NewReader(`{"email":"nobody@example.com","password":"wrong password!"}`))
+	req.Header.Set("Content-Type", "application/json")
+	if forwardedFor != "" {
+		req.Header.Set("X-Forwarded-For", forwardedFor)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body errorBody
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return resp.StatusCode, resp.Header, body
+}

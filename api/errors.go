@@ -22,6 +22,7 @@ var statusOf = map[string]int{
 	service.CodeOAuthProviderDisabled:   http.StatusNotFound,
 	service.CodeMethodNotAllowed:        http.StatusMethodNotAllowed,
 	service.CodeEmailTaken:              http.StatusConflict,
+	service.CodeIdentityLinked:          http.StatusConflict,
 	service.CodeInvalidStatus:           http.StatusConflict,
 	service.CodeDuplicateAlert:          http.StatusConflict,
 	service.CodeInvestigationInProgress: http.StatusConflict,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/causeway/causeway/providers"
@@ -92,25 +91,6 @@ func TestWebhookRateLimitPerKey(t *testing.T) {
 	if st, _, e := s.hook(t, owner.TenantID, quiet, quietSecret, "quiet-2"); st != http.StatusTooManyRequests || e.Error != "rate_limited" {
 		t.Fatalf("quiet key after its third request: %d %+v, want rate_limited", st, e)
 	}
-}
-
-// failedLogin sends a login that must fail (no such user), with forwardedFor as
-// X-Forwarded-For unless it is empty, and returns the answer.
-func (s *apiServer) failedLogin(t *testing.T, forwardedFor string) (int, http.Header, errorBody) {
-	t.Helper()
-	req, _ := http.NewRequest("POST", s.URL+"/auth/login", strings.NewReader(`{"email":"nobody@example.com","password":"wrong password!"}`))
-	req.Header.Set("Content-Type", "application/json")
-	if forwardedFor != "" {
-		req.Header.Set("X-Forwarded-For", forwardedFor)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body errorBody
-	_ = json.NewDecoder(resp.Body).Decode(&body)
-	return resp.StatusCode, resp.Header, body
 }
 
 // TestTrustedProxyForwardedFor: behind a configured proxy the client IP is the

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/netip"
 	"regexp"
 	"runtime/debug"
 	"strconv"
@@ -205,6 +206,22 @@ func rateLimit(l ratelimit.Limiter, perMinute int, log *slog.Logger, key func(*g
 		}
 		c.Next()
 	}
+}
+
+// clientKey names the client for per-client limits: its IPv4 address, or the
+// /64 its IPv6 address belongs to, because one host is usually given a whole
+// /64 and could otherwise rotate through addresses for fresh budgets.
+func clientKey(c *gin.Context) string {
+	ip, err := netip.ParseAddr(c.ClientIP())
+	if err != nil {
+		return c.ClientIP()
+	}
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return ip.String()
+	}
+	p, _ := ip.Prefix(64)
+	return p.String()
 }
 
 func ceilSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }

@@ -21,6 +21,9 @@ type Deps struct {
 	RateLimitPerMinute int
 	// AuthRateLimitPerMinute limits sign-up, login and refresh per client IP.
 	AuthRateLimitPerMinute int
+	// WebhookIPRateLimitPerMinute limits webhook deliveries per client IP
+	// before their API key is looked up.
+	WebhookIPRateLimitPerMinute int
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is believed;
 	// nil trusts none.
 	TrustedProxies []string
@@ -81,23 +84,28 @@ func NewRouter(d Deps) *gin.Engine {
 	r.GET("/metrics", gin.WrapH(metrics.Handler()))
 	r.GET("/openapi.json", serveOpenAPI)
 
-	authLimit := rateLimit(d.Limiter, d.AuthRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "auth-ip:" + c.ClientIP() })
+	authLimit := rateLimit(d.Limiter, d.AuthRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "auth-ip:" + clientKey(c) })
 	tenantLimit := rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "tenant:" + caller(c).TenantID })
 
 	pub := r.Group("/auth", authLimit)
 	pub.POST("/signup", h.signup)
 	pub.POST("/login", h.login)
 	pub.POST("/refresh", h.refresh)
+	pub.POST("/reset-password", h.resetPassword)
 	pub.GET("/:provider/login", h.oauthLogin)
 	pub.GET("/:provider/callback", h.oauthCallback)
 
-	// Webhooks authenticate by API key, not token, and are limited per key once
-	// the key is verified.
-	r.POST("/v1/webhooks/:tenantId/:provider", webhookAuth(d.Ingest),
+	// Webhooks authenticate by API key, not token. They are limited per client
+	// address before the key is looked up, and per key once it is verified.
+	r.POST("/v1/webhooks/:tenantId/:provider",
+		rateLimit(d.Limiter, d.WebhookIPRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "webhook-ip:" + clientKey(c) }),
+		webhookAuth(d.Ingest),
 		rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "apikey:" + webhookKey(c).ID }),
 		h.receiveWebhook)
 
 	v1 := r.Group("/v1", authenticate(d.Tokens), tenantLimit)
+
+	v1.POST("/oauth/:provider/link", requireRole(anyRole...), h.oauthLink)
 
 	v1.GET("/users", requireRole(anyRole...), h.listUsers)
 	v1.POST("/users", requireRole(managers...), h.createUser)

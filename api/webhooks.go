@@ -16,9 +16,10 @@ const (
 	ctxWebhookProvider = "causeway.webhook_provider"
 )
 
-// webhookAuth authenticates a webhook delivery by its API key before anything else
-// (the rate limit, the body, even the provider name) is spent on it, so a
-// delivery without a valid key is 401 whatever its path. The tenant comes from
+// webhookAuth authenticates a webhook delivery by its API key before anything
+// else but the per-address limit (the per-key limit, the body, even the
+// provider name) is spent on it, so a delivery without a valid key is 401
+// whatever its path. The tenant comes from
 // the verified key; the path's tenant must merely match it.
 func webhookAuth(ingest *service.Ingest) gin.HandlerFunc {
 	return func(c *gin.Context) {

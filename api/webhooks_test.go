@@ -102,10 +102,11 @@ func newHookEnvTemporal(tb testing.TB, quota int, hostPort string) *hookEnv {
 		HTTPClient:         e.sns.srv.Client(),
 		SNSCertHostAllowed: func(h string) bool { return h == e.sns.host },
 	})
+	shared := ratelimit.NewMemory()
 	e.srv = httptest.NewServer(api.NewRouter(api.Deps{
-		Log: log, Tokens: tokens, Limiter: ratelimit.NewMemory(), Accounts: accounts, Incidents: incidents,
+		Log: log, Tokens: tokens, Limiter: shared, Accounts: accounts, Incidents: incidents,
 		APIKeys: service.NewAPIKeys(e.store, sealer),
-		Ingest:  service.NewIngest(e.store, incidents, disp, reg, sealer, e.sns.srv.Client(), log),
+		Ingest:  service.NewIngest(e.store, incidents, disp, reg, sealer, e.sns.srv.Client(), shared, log),
 	}))
 	tb.Cleanup(e.srv.Close)
 	return e
@@ -694,6 +695,15 @@ func TestWebhookProviderFixtures(t *testing.T) {
 			body := raw
 			if name == "sns" {
 				body = e.sns.resign(t, raw)
+				// The tenant subscribed to the fixture's topic earlier; only
+				// confirmed topics may notify it.
+				var env struct{ TopicArn string }
+				if json.Unmarshal(raw, &env) == nil && env.TopicArn != "" {
+					if err := e.store.AllowSNSTopic(context.Background(), &models.SNSTopic{TenantID: tn.ID, TopicArn: env.TopicArn,
+						APIKeyID: tn.KeyID, ConfirmedAt: time.Now()}); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 			req := e.hook(t, tn.ID, name, body)
 			req.URL.RawQuery = url.Values{"apiKey": {tn.Key}}.Encode()
@@ -774,9 +784,23 @@ func newSNSSigner(tb testing.TB, confirms *atomic.Int32) *snsSigner {
 	return s
 }
 
-// resign points a fixture's certificate and SNS URLs at the fake AWS and signs it
-// (SignatureVersion 2). Envelopes without a Type are left as they are.
+// resign points a fixture's certificate and SNS URLs at the fake AWS, dates it
+// now (as SNS does when it sends) and signs it (SignatureVersion 2). Envelopes
+// without a Type are left as they are.
 func (s *snsSigner) resign(tb testing.TB, raw []byte) []byte {
+	var env map[string]any
+	if err := json.Unmarshal(raw, &env); err != nil {
+		tb.Fatal(err)
+	}
+	if _, ok := env["Timestamp"]; ok {
+		env["Timestamp"] = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+		raw, _ = json.Marshal(env)
+	}
+	return s.resignAsIs(tb, raw)
+}
+
+// resignAsIs is resign keeping the envelope's Timestamp.
+func (s *snsSigner) resignAsIs(tb testing.TB, raw []byte) []byte {
 	var env map[string]any
 	if err := json.Unmarshal(raw, &env); err != nil {
 		tb.Fatal(err)

@@ -42,8 +42,11 @@ type App struct {
 	Store    *models.Store
 	Temporal client.Client
 	Limiter  ratelimit.Limiter
-	redis    *redis.Client
-	sealer   *auth.Sealer
+	// Marks shares short-lived facts (refused keys, accepted signed
+	// deliveries) between API replicas; it lives where the limiter does.
+	Marks  ratelimit.Marks
+	redis  *redis.Client
+	sealer *auth.Sealer
 
 	dispatcherOnce sync.Once
 	dispatcher     *service.Dispatcher
@@ -64,7 +67,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, temporalAddr
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, Log: log, Store: store, Limiter: ratelimit.NewMemory(), sealer: sealer}
+	mem := ratelimit.NewMemory()
+	a := &App{Config: cfg, Log: log, Store: store, Limiter: mem, Marks: mem, sealer: sealer}
 	if cfg.RedisURL != "" {
 		opts, err := redis.ParseURL(cfg.RedisURL)
 		if err != nil {
@@ -79,7 +83,8 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, temporalAddr
 		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 500*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
 		opts.MaxRetries, opts.DialerRetries = -1, 1
 		a.redis = redis.NewClient(opts)
-		a.Limiter = ratelimit.NewRedis(a.redis)
+		shared := ratelimit.NewRedis(a.redis)
+		a.Limiter, a.Marks = shared, shared
 	}
 	a.Temporal, err = client.NewLazyClient(client.Options{
 		HostPort:  temporalAddr,
@@ -135,6 +140,12 @@ func (a *App) Relay() *service.Relay {
 	return service.NewRelay(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
 }
 
+// Reconciler returns the component that starts the workflow of any proposed
+// remediation still without one; the worker processes run it.
+func (a *App) Reconciler() *service.Reconciler {
+	return service.NewReconciler(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
+}
+
 // Router builds the HTTP API with the dashboard beside it.
 func (a *App) Router() http.Handler {
 	c := a.Config
@@ -147,23 +158,24 @@ func (a *App) Router() http.Handler {
 	egressClient := egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate})
 	registry := providers.New(providers.Options{HTTPClient: egressClient})
 	d := api.Deps{
-		Log:                    a.Log,
-		Tokens:                 tokens,
-		Limiter:                a.Limiter,
-		RateLimitPerMinute:     c.RateLimitPerMinute,
-		AuthRateLimitPerMinute: c.AuthRateLimitPerMinute,
-		TrustedProxies:         c.TrustedProxyList(),
-		Accounts:               accounts,
-		OAuth:                  service.NewOAuth(accounts, c.OAuth, auth.NewSigner(c.AuthJWTSecret, "oauth-state"), a.PublicURL()),
-		Incidents:              incidents,
-		Health:                 service.NewHealth(a.Store, a.Limiter, a.Temporal),
-		APIKeys:                service.NewAPIKeys(a.Store, a.sealer),
-		Investigations:         service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log),
-		Remediations:           service.NewRemediations(a.Store, a.Temporal, c.SQLTargetMap(), c.EgressAllowPrivate),
-		WebhookEndpoints:       service.NewWebhookEndpoints(a.Store, a.sealer, c.EgressAllowPrivate),
-		Analytics:              service.NewAnalytics(a.Store),
-		DataSources:            service.NewDataSources(a.Store, a.sealer, a.DataSourceConnector()),
-		Ingest:                 service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Log),
+		Log:                         a.Log,
+		Tokens:                      tokens,
+		Limiter:                     a.Limiter,
+		RateLimitPerMinute:          c.RateLimitPerMinute,
+		AuthRateLimitPerMinute:      c.AuthRateLimitPerMinute,
+		WebhookIPRateLimitPerMinute: c.WebhookIPRateLimitPerMinute,
+		TrustedProxies:              c.TrustedProxyList(),
+		Accounts:                    accounts,
+		OAuth:                       service.NewOAuth(accounts, c.OAuth, auth.NewSigner(c.AuthJWTSecret, "oauth-state"), a.PublicURL()),
+		Incidents:                   incidents,
+		Health:                      service.NewHealth(a.Store, a.Limiter, a.Temporal),
+		APIKeys:                     service.NewAPIKeys(a.Store, a.sealer),
+		Investigations:              service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log),
+		Remediations:                service.NewRemediations(a.Store, a.Temporal, a.sqlTargets(), c.EgressAllowPrivate),
+		WebhookEndpoints:            service.NewWebhookEndpoints(a.Store, a.sealer, c.EgressAllowPrivate),
+		Analytics:                   service.NewAnalytics(a.Store),
+		DataSources:                 service.NewDataSources(a.Store, a.sealer, a.DataSourceConnector()),
+		Ingest:                      service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Marks, a.Log),
 	}
 	dash, err := ui.New(ui.Options{
 		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
@@ -197,6 +209,12 @@ func (a *App) DataSourceConnector() *datasources.Connector {
 // DashboardURL is where people open the dashboard.
 func (a *App) DashboardURL() string { return a.PublicURL() + ui.Prefix + "/" }
 
+// sqlTargets is what the API checks runbooks against and the worker runs
+// sql_migration steps with.
+func (a *App) sqlTargets() activities.SQLTargets {
+	return activities.SQLTargets{DSNs: a.Config.SQLTargetMap(), Tenants: a.Config.SQLTargetTenantMap()}
+}
+
 // PublicURL is where browsers and monitoring tools reach the API.
 func (a *App) PublicURL() string {
 	if a.Config.PublicURL != "" {
@@ -207,7 +225,7 @@ func (a *App) PublicURL() string {
 
 // Worker builds the Temporal worker with every workflow and activity.
 func (a *App) Worker() sdkworker.Worker {
-	acts := &activities.Activities{Store: a.Store, Sealer: a.sealer, SQLTargets: a.Config.SQLTargetMap(),
+	acts := &activities.Activities{Store: a.Store, Sealer: a.sealer, SQLTargets: a.sqlTargets(),
 		Egress: egress.NewClient(egress.Options{AllowPrivate: a.Config.EgressAllowPrivate,
 			Timeout: activities.StepRequestTimeout, ResponseHeaderTimeout: activities.StepRequestTimeout}),
 		DataSources: a.DataSourceConnector(),

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -73,6 +74,10 @@ type Config struct {
 	// AuthRateLimitPerMinute limits sign-up, login and refresh per client IP: each
 	// login costs a bcrypt comparison, and password guessing must be slow.
 	AuthRateLimitPerMinute int `mapstructure:"auth_rate_limit_per_minute"`
+	// WebhookIPRateLimitPerMinute limits webhook deliveries per client address
+	// (IPv6: per /64) before the API key is even looked up, so guessing keys
+	// cannot make the database work without bound.
+	WebhookIPRateLimitPerMinute int `mapstructure:"webhook_ip_rate_limit_per_minute"`
 	// TrustedProxies lists the reverse proxies (IPs or CIDRs, comma-separated)
 	// whose X-Forwarded-For is believed; empty trusts none, so a client cannot
 	// choose the IP it is logged and rate-limited under.
@@ -88,6 +93,12 @@ type Config struct {
 	// as "name=dsn,name2=dsn2" (dsn: a postgres:// URL or sqlite:<file>), so
 	// runbooks refer to a name and never carry a connection string.
 	SQLTargets string `mapstructure:"sql_targets"`
+	// SQLTargetTenants says which tenants may use each SQL target, as
+	// "name:tenantA|tenantB,other:*". A target without an entry is usable by
+	// nobody, and "*" (every tenant) counts only when written out, because a
+	// runbook step that reaches the operator's database is as strong as the
+	// tenant who writes it.
+	SQLTargetTenants string `mapstructure:"sql_target_tenants"`
 
 	// DataSourceAllowedNetworks lists the private networks (CIDRs,
 	// comma-separated) the tenants' data sources may live on; public
@@ -134,54 +145,56 @@ func (p OAuthProvider) Enabled() bool { return p.ClientID != "" && p.ClientSecre
 
 // keys lists every setting with its default; viper only binds env vars for keys it knows.
 var keys = map[string]any{
-	"http_addr":                      "127.0.0.1:8080",
-	"data_dir":                       "./data",
-	"log_level":                      "info",
-	"public_url":                     "",
-	"database_url":                   "",
-	"redis_url":                      "",
-	"temporal_address":               "",
-	"temporal_namespace":             "default",
-	"temporal_ui_addr":               "127.0.0.1:8233",
-	"temporal_ui_url":                "",
-	"temporal_embedded_port":         7233,
-	"temporal_task_queue":            "causeway",
-	"auth_jwt_secret":                "",
-	"auth_issuer":                    "causeway",
-	"auth_audience":                  "causeway-api",
-	"auth_token_ttl":                 "1h",
-	"auth_refresh_ttl":               "720h",
-	"auth_signup_enabled":            true,
-	"secrets_key":                    "",
-	"llm_base_url":                   "",
-	"llm_api_key":                    "",
-	"llm_model":                      "",
-	"egress_allow_private":           false,
-	"quota_events_per_month":         10000,
-	"quota_investigations_per_month": 1000,
-	"rate_limit_per_minute":          1200,
-	"auth_rate_limit_per_minute":     60,
-	"trusted_proxies":                "",
-	"metrics_addr":                   "",
-	"oauth.github.client_id":         "",
-	"oauth.github.client_secret":     "",
-	"oauth.github.auth_url":          "https://github.com/login/oauth/authorize",
-	"oauth.github.token_url":         "https://github.com/login/oauth/access_token",
-	"oauth.github.userinfo_url":      "https://api.github.com/user",
-	"oauth.github.emails_url":        "https://api.github.com/user/emails",
-	"oauth.google.client_id":         "",
-	"oauth.google.client_secret":     "",
-	"oauth.google.auth_url":          "https://accounts.google.com/o/oauth2/v2/auth",
-	"oauth.google.token_url":         "https://oauth2.googleapis.com/token",
-	"oauth.google.userinfo_url":      "https://openidconnect.googleapis.com/v1/userinfo",
-	"oauth.google.emails_url":        "",
-	"sql_targets":                    "",
-	"datasource_allowed_networks":    "",
-	"datasource_query_timeout":       "10s",
-	"datasource_result_cap":          4096,
-	"datasource_pass_budget":         "30s",
-	"datasource_max_queries":         60,
-	"datasource_lookback":            "30m",
+	"http_addr":                        "127.0.0.1:8080",
+	"data_dir":                         "./data",
+	"log_level":                        "info",
+	"public_url":                       "",
+	"database_url":                     "",
+	"redis_url":                        "",
+	"temporal_address":                 "",
+	"temporal_namespace":               "default",
+	"temporal_ui_addr":                 "127.0.0.1:8233",
+	"temporal_ui_url":                  "",
+	"temporal_embedded_port":           7233,
+	"temporal_task_queue":              "causeway",
+	"auth_jwt_secret":                  "",
+	"auth_issuer":                      "causeway",
+	"auth_audience":                    "causeway-api",
+	"auth_token_ttl":                   "1h",
+	"auth_refresh_ttl":                 "720h",
+	"auth_signup_enabled":              false,
+	"secrets_key":                      "",
+	"llm_base_url":                     "",
+	"llm_api_key":                      "",
+	"llm_model":                        "",
+	"egress_allow_private":             false,
+	"quota_events_per_month":           10000,
+	"quota_investigations_per_month":   1000,
+	"rate_limit_per_minute":            1200,
+	"auth_rate_limit_per_minute":       60,
+	"webhook_ip_rate_limit_per_minute": 6000,
+	"trusted_proxies":                  "",
+	"metrics_addr":                     "",
+	"oauth.github.client_id":           "",
+	"oauth.github.client_secret":       "",
+	"oauth.github.auth_url":            "https://github.com/login/oauth/authorize",
+	"oauth.github.token_url":           "https://github.com/login/oauth/access_token",
+	"oauth.github.userinfo_url":        "https://api.github.com/user",
+	"oauth.github.emails_url":          "https://api.github.com/user/emails",
+	"oauth.google.client_id":           "",
+	"oauth.google.client_secret":       "",
+	"oauth.google.auth_url":            "https://accounts.google.com/o/oauth2/v2/auth",
+	"oauth.google.token_url":           "https://oauth2.googleapis.com/token",
+	"oauth.google.userinfo_url":        "https://openidconnect.googleapis.com/v1/userinfo",
+	"oauth.google.emails_url":          "",
+	"sql_targets":                      "",
+	"sql_target_tenants":               "",
+	"datasource_allowed_networks":      "",
+	"datasource_query_timeout":         "10s",
+	"datasource_result_cap":            4096,
+	"datasource_pass_budget":           "30s",
+	"datasource_max_queries":           60,
+	"datasource_lookback":              "30m",
 }
 
 // Load reads defaults, then the YAML file (when path is not empty), then CAUSEWAY_*
@@ -221,7 +234,11 @@ func withDefaults(mode Mode) *viper.Viper {
 		v.SetDefault(k, def)
 	}
 	if mode == ModeDev {
+		// On a laptop private addresses are the point, and the first person to
+		// open the dashboard signs up; in production an operator creates the
+		// first tenant (causeway tenant create) unless sign-up is turned on.
 		v.SetDefault("egress_allow_private", true)
+		v.SetDefault("auth_signup_enabled", true)
 		v.SetDefault("datasource_allowed_networks", devDataSourceNetworks)
 	}
 	return v
@@ -305,6 +322,9 @@ func (c *Config) Validate() error {
 	if c.AuthRateLimitPerMinute < 0 {
 		bad("AUTH_RATE_LIMIT_PER_MINUTE", "must be ≥ 0 (0 = unlimited)")
 	}
+	if c.WebhookIPRateLimitPerMinute < 0 {
+		bad("WEBHOOK_IP_RATE_LIMIT_PER_MINUTE", "must be ≥ 0 (0 = unlimited)")
+	}
 	for _, p := range c.TrustedProxyList() {
 		if _, err := netip.ParsePrefix(p); err != nil {
 			if _, err := netip.ParseAddr(p); err != nil {
@@ -312,7 +332,8 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	if _, err := ParseSQLTargets(c.SQLTargets); err != nil {
+	targets, err := ParseSQLTargets(c.SQLTargets)
+	if err != nil {
 		bad("SQL_TARGETS", "%v", err)
 	}
 	if _, err := ParseNetworks(c.DataSourceAllowedNetworks); err != nil {
@@ -332,6 +353,15 @@ func (c *Config) Validate() error {
 	}
 	if c.DataSourceLookback < time.Minute || c.DataSourceLookback > 24*time.Hour {
 		bad("DATASOURCE_LOOKBACK", "must be between 1m and 24h, got %s", c.DataSourceLookback)
+	}
+	if tenants, err := ParseSQLTargetTenants(c.SQLTargetTenants); err != nil {
+		bad("SQL_TARGET_TENANTS", "%v", err)
+	} else if targets != nil {
+		for name := range tenants {
+			if _, ok := targets[name]; !ok {
+				bad("SQL_TARGET_TENANTS", "target %q is not in CAUSEWAY_SQL_TARGETS", name)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -415,48 +445,50 @@ func (c *Config) Masked() map[string]any {
 		return "****"
 	}
 	return map[string]any{
-		"HTTP_ADDR":                      c.HTTPAddr,
-		"LOG_LEVEL":                      c.LogLevel,
-		"DATA_DIR":                       c.DataDir,
-		"PUBLIC_URL":                     c.PublicURL,
-		"DATABASE_URL":                   redactURL(c.DatabaseURL),
-		"REDIS_URL":                      redactURL(c.RedisURL),
-		"TEMPORAL_ADDRESS":               c.TemporalAddress,
-		"TEMPORAL_NAMESPACE":             c.TemporalNamespace,
-		"TEMPORAL_UI_ADDR":               c.TemporalUIAddr,
-		"TEMPORAL_UI_URL":                c.TemporalUIURL,
-		"TEMPORAL_EMBEDDED_PORT":         c.TemporalEmbeddedPort,
-		"TEMPORAL_TASK_QUEUE":            c.TemporalTaskQueue,
-		"AUTH_JWT_SECRET":                mask(c.AuthJWTSecret),
-		"AUTH_ISSUER":                    c.AuthIssuer,
-		"AUTH_AUDIENCE":                  c.AuthAudience,
-		"AUTH_TOKEN_TTL":                 c.AuthTokenTTL.String(),
-		"AUTH_REFRESH_TTL":               c.AuthRefreshTTL.String(),
-		"AUTH_RATE_LIMIT_PER_MINUTE":     c.AuthRateLimitPerMinute,
-		"TRUSTED_PROXIES":                c.TrustedProxies,
-		"AUTH_SIGNUP_ENABLED":            c.AuthSignupEnabled,
-		"SECRETS_KEY":                    mask(c.SecretsKey),
-		"LLM_BASE_URL":                   c.LLMBaseURL,
-		"LLM_API_KEY":                    mask(c.LLMAPIKey),
-		"LLM_MODEL":                      c.LLMModel,
-		"EGRESS_ALLOW_PRIVATE":           c.EgressAllowPrivate,
-		"QUOTA_EVENTS_PER_MONTH":         c.QuotaEventsPerMonth,
-		"QUOTA_INVESTIGATIONS_PER_MONTH": c.QuotaInvestigationsPerMonth,
-		"RATE_LIMIT_PER_MINUTE":          c.RateLimitPerMinute,
-		"METRICS_ADDR":                   c.MetricsAddr,
-		"OAUTH_GITHUB_CLIENT_ID":         c.OAuth.GitHub.ClientID,
-		"OAUTH_GITHUB_CLIENT_SECRET":     mask(c.OAuth.GitHub.ClientSecret),
-		"OAUTH_GITHUB_ENDPOINTS":         c.OAuth.GitHub.AuthURL + " " + c.OAuth.GitHub.TokenURL + " " + c.OAuth.GitHub.UserInfoURL,
-		"OAUTH_GOOGLE_CLIENT_ID":         c.OAuth.Google.ClientID,
-		"OAUTH_GOOGLE_CLIENT_SECRET":     mask(c.OAuth.Google.ClientSecret),
-		"OAUTH_GOOGLE_ENDPOINTS":         c.OAuth.Google.AuthURL + " " + c.OAuth.Google.TokenURL + " " + c.OAuth.Google.UserInfoURL,
-		"SQL_TARGETS":                    maskTargets(c.SQLTargets),
-		"DATASOURCE_ALLOWED_NETWORKS":    c.DataSourceAllowedNetworks,
-		"DATASOURCE_QUERY_TIMEOUT":       c.DataSourceQueryTimeout.String(),
-		"DATASOURCE_RESULT_CAP":          c.DataSourceResultCap,
-		"DATASOURCE_PASS_BUDGET":         c.DataSourcePassBudget.String(),
-		"DATASOURCE_MAX_QUERIES":         c.DataSourceMaxQueries,
-		"DATASOURCE_LOOKBACK":            c.DataSourceLookback.String(),
+		"HTTP_ADDR":                        c.HTTPAddr,
+		"LOG_LEVEL":                        c.LogLevel,
+		"DATA_DIR":                         c.DataDir,
+		"PUBLIC_URL":                       c.PublicURL,
+		"DATABASE_URL":                     redactURL(c.DatabaseURL),
+		"REDIS_URL":                        redactURL(c.RedisURL),
+		"TEMPORAL_ADDRESS":                 c.TemporalAddress,
+		"TEMPORAL_NAMESPACE":               c.TemporalNamespace,
+		"TEMPORAL_UI_ADDR":                 c.TemporalUIAddr,
+		"TEMPORAL_UI_URL":                  c.TemporalUIURL,
+		"TEMPORAL_EMBEDDED_PORT":           c.TemporalEmbeddedPort,
+		"TEMPORAL_TASK_QUEUE":              c.TemporalTaskQueue,
+		"AUTH_JWT_SECRET":                  mask(c.AuthJWTSecret),
+		"AUTH_ISSUER":                      c.AuthIssuer,
+		"AUTH_AUDIENCE":                    c.AuthAudience,
+		"AUTH_TOKEN_TTL":                   c.AuthTokenTTL.String(),
+		"AUTH_REFRESH_TTL":                 c.AuthRefreshTTL.String(),
+		"AUTH_RATE_LIMIT_PER_MINUTE":       c.AuthRateLimitPerMinute,
+		"WEBHOOK_IP_RATE_LIMIT_PER_MINUTE": c.WebhookIPRateLimitPerMinute,
+		"TRUSTED_PROXIES":                  c.TrustedProxies,
+		"AUTH_SIGNUP_ENABLED":              c.AuthSignupEnabled,
+		"SECRETS_KEY":                      mask(c.SecretsKey),
+		"LLM_BASE_URL":                     c.LLMBaseURL,
+		"LLM_API_KEY":                      mask(c.LLMAPIKey),
+		"LLM_MODEL":                        c.LLMModel,
+		"EGRESS_ALLOW_PRIVATE":             c.EgressAllowPrivate,
+		"QUOTA_EVENTS_PER_MONTH":           c.QuotaEventsPerMonth,
+		"QUOTA_INVESTIGATIONS_PER_MONTH":   c.QuotaInvestigationsPerMonth,
+		"RATE_LIMIT_PER_MINUTE":            c.RateLimitPerMinute,
+		"METRICS_ADDR":                     c.MetricsAddr,
+		"OAUTH_GITHUB_CLIENT_ID":           c.OAuth.GitHub.ClientID,
+		"OAUTH_GITHUB_CLIENT_SECRET":       mask(c.OAuth.GitHub.ClientSecret),
+		"OAUTH_GITHUB_ENDPOINTS":           c.OAuth.GitHub.AuthURL + " " + c.OAuth.GitHub.TokenURL + " " + c.OAuth.GitHub.UserInfoURL,
+		"OAUTH_GOOGLE_CLIENT_ID":           c.OAuth.Google.ClientID,
+		"OAUTH_GOOGLE_CLIENT_SECRET":       mask(c.OAuth.Google.ClientSecret),
+		"OAUTH_GOOGLE_ENDPOINTS":           c.OAuth.Google.AuthURL + " " + c.OAuth.Google.TokenURL + " " + c.OAuth.Google.UserInfoURL,
+		"SQL_TARGETS":                      maskTargets(c.SQLTargets),
+		"SQL_TARGET_TENANTS":               c.SQLTargetTenants,
+		"DATASOURCE_ALLOWED_NETWORKS":      c.DataSourceAllowedNetworks,
+		"DATASOURCE_QUERY_TIMEOUT":         c.DataSourceQueryTimeout.String(),
+		"DATASOURCE_RESULT_CAP":            c.DataSourceResultCap,
+		"DATASOURCE_PASS_BUDGET":           c.DataSourcePassBudget.String(),
+		"DATASOURCE_MAX_QUERIES":           c.DataSourceMaxQueries,
+		"DATASOURCE_LOOKBACK":              c.DataSourceLookback.String(),
 	}
 }
 
@@ -490,7 +522,10 @@ func (c *Config) DataSourceNetworks() []netip.Prefix {
 }
 
 // redactURL hides the password of a connection URL but keeps host and database,
-// which is what an operator needs to see at start-up.
+// which is what an operator needs to see at start-up. Drivers also take a
+// password as a query parameter (libpq's ?password= and ?sslpassword=,
+// go-redis's ?password=), so every query parameter named like a credential is
+// masked as well.
 func redactURL(s string) string {
 	if s == "" {
 		return ""
@@ -499,7 +534,28 @@ func redactURL(s string) string {
 	if err != nil {
 		return "****"
 	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			if credentialParam(k) {
+				q.Set(k, "xxxxx")
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
 	return u.Redacted()
+}
+
+// credentialParam reports whether a connection-string parameter carries a
+// secret.
+func credentialParam(k string) bool {
+	k = strings.ToLower(k)
+	for _, part := range []string{"password", "secret", "token", "key"} {
+		if strings.Contains(k, part) {
+			return true
+		}
+	}
+	return false
 }
 
 var targetName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
@@ -527,6 +583,50 @@ func ParseSQLTargets(s string) (map[string]string, error) {
 		out[name] = dsn
 	}
 	return out, nil
+}
+
+var tenantRef = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
+
+// ParseSQLTargetTenants reads CAUSEWAY_SQL_TARGET_TENANTS
+// ("name:tenantA|tenantB,other:*") into target → tenant ids. "*" stands for
+// every tenant and must stand alone; a target named twice is refused rather
+// than merged, so a typo cannot widen access unnoticed.
+func ParseSQLTargetTenants(s string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, list, ok := strings.Cut(part, ":")
+		name = strings.TrimSpace(name)
+		if !ok || !targetName.MatchString(name) {
+			return nil, fmt.Errorf("want name:tenantA|tenantB entries with lowercase target names, got %q", part)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("target %q is named twice", name)
+		}
+		var tenants []string
+		for _, id := range strings.Split(list, "|") {
+			id = strings.TrimSpace(id)
+			if id != "*" && !tenantRef.MatchString(id) {
+				return nil, fmt.Errorf("target %q: %q is not a tenant id or *", name, id)
+			}
+			tenants = append(tenants, id)
+		}
+		if len(tenants) > 1 && slices.Contains(tenants, "*") {
+			return nil, fmt.Errorf("target %q: * already means every tenant; list tenants or write * alone", name)
+		}
+		out[name] = tenants
+	}
+	return out, nil
+}
+
+// SQLTargetTenantMap is the parsed SQLTargetTenants; Validate has already
+// refused a bad value.
+func (c *Config) SQLTargetTenantMap() map[string][]string {
+	m, _ := ParseSQLTargetTenants(c.SQLTargetTenants)
+	return m
 }
 
 // SQLTargetMap is the parsed SQLTargets; Validate has already refused a bad value.

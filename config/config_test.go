@@ -120,7 +120,7 @@ func TestLoadProductionFromEnvironment(t *testing.T) {
 	// Defaults the README promises, and the values the environment set.
 	if c.HTTPAddr != "127.0.0.1:8080" || c.TemporalNamespace != "default" || c.TemporalTaskQueue != "causeway" ||
 		c.QuotaEventsPerMonth != 10000 || c.QuotaInvestigationsPerMonth != 1000 || c.AuthRateLimitPerMinute != 60 ||
-		c.EgressAllowPrivate || !c.AuthSignupEnabled || c.AuthRefreshTTL != 720*time.Hour {
+		c.EgressAllowPrivate || c.AuthSignupEnabled || c.AuthRefreshTTL != 720*time.Hour {
 		t.Errorf("defaults: %+v", c)
 	}
 	if c.RateLimitPerMinute != 0 || c.AuthTokenTTL != 15*time.Minute || c.OAuth.GitHub.ClientID != "gh-client" ||

@@ -87,6 +87,7 @@ func childEnv(cfg *config.Config) []string {
 		"QUOTA_EVENTS_PER_MONTH":         strconv.Itoa(cfg.QuotaEventsPerMonth),
 		"QUOTA_INVESTIGATIONS_PER_MONTH": strconv.Itoa(cfg.QuotaInvestigationsPerMonth),
 		"RATE_LIMIT_PER_MINUTE":          strconv.Itoa(cfg.RateLimitPerMinute),
+		"AUTH_SIGNUP_ENABLED":            strconv.FormatBool(cfg.AuthSignupEnabled),
 	}
 	if cfg.DatabaseURL != "" {
 		set["DATABASE_URL"] = cfg.DatabaseURL

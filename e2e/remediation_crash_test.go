@@ -76,39 +76,51 @@ func workerProcess(t *testing.T, bin string, e *env, logName string) *exec.Cmd {
 	return cmd
 }
 
-// TestRemediationExactlyOnceAcrossWorkerCrash kills the worker process while step
-// 2 of 3 is in flight, starts a new one, and shows the remediation completes with
-// every step's effect applied once at the target.
-func TestRemediationExactlyOnceAcrossWorkerCrash(t *testing.T) {
+// buildWorker compiles ./cmd/worker into the test's temp dir.
+func buildWorker(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "worker")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/worker")
 	build.Dir = repoFile()
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build worker: %v\n%s", err, out)
 	}
-	target := &deploySystem{calls: map[string]int{}, applied: map[string]int{}, hang: make(chan struct{}), hung: make(chan struct{})}
+	return bin
+}
+
+// crashMidStep runs a three-step http remediation against a deploySystem with
+// the worker as a separate process, and SIGKILLs that process while step 2's
+// request is at the target. The target then applies it (its answer goes
+// nowhere) and a new worker starts. The steps declare idempotent as given.
+func crashMidStep(t *testing.T, idempotent bool) (e *env, owner, incID, remID string, target *deploySystem) {
+	t.Helper()
+	bin := buildWorker(t)
+	target = &deploySystem{calls: map[string]int{}, applied: map[string]int{}, hang: make(chan struct{}), hung: make(chan struct{})}
 	srv := httptest.NewServer(target)
-	defer srv.Close()
-	defer func() {
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
 		select {
 		case <-target.hang:
 		default:
 			close(target.hang)
 		}
-	}()
+	})
 
-	e := startEnv(t, testConfig(t), false)
+	e = startEnv(t, testConfig(t), false)
 	first := workerProcess(t, bin, e, "worker-1.log")
-	owner, _ := e.signup(t, "Acme")
+	owner, _ = e.signup(t, "Acme")
 	step := func(i int) map[string]any {
-		return map[string]any{"type": "http", "description": "step " + strconv.Itoa(i),
-			"params": map[string]any{"method": "POST", "url": srv.URL + "/deploy/{{.IncidentID}}/step/" + strconv.Itoa(i), "expectStatus": 200}}
+		params := map[string]any{"method": "POST", "url": srv.URL + "/deploy/{{.IncidentID}}/step/" + strconv.Itoa(i), "expectStatus": 200}
+		if idempotent {
+			params["idempotent"] = true
+		}
+		return map[string]any{"type": "http", "description": "step " + strconv.Itoa(i), "params": params}
 	}
 	e.createRunbook(t, owner, "three calls", step(0), step(1), step(2))
 	incID, rems := e.investigatedIncident(t, owner, 1)
-	rem := rems[0]
-	expectCall(t, e, "approve", "POST", "/v1/remediation/"+rem.RemediationID+"/approve", owner, nil, http.StatusOK, "")
-	expectCall(t, e, "execute", "POST", "/v1/remediation/"+rem.RemediationID+"/execute", owner, nil, http.StatusOK, "")
+	remID = rems[0].RemediationID
+	expectCall(t, e, "approve", "POST", "/v1/remediation/"+remID+"/approve", owner, nil, http.StatusOK, "")
+	expectCall(t, e, "execute", "POST", "/v1/remediation/"+remID+"/execute", owner, nil, http.StatusOK, "")
 
 	select {
 	case <-target.hung:
@@ -121,7 +133,17 @@ func TestRemediationExactlyOnceAcrossWorkerCrash(t *testing.T) {
 	_, _ = first.Process.Wait()
 	close(target.hang)
 	workerProcess(t, bin, e, "worker-2.log")
+	return e, owner, incID, remID, target
+}
 
+// TestRemediationExactlyOnceAcrossWorkerCrash kills the worker process while step
+// 2 of 3 is in flight, starts a new one, and shows the remediation completes with
+// every step's effect applied once at the target. The steps declare
+// idempotent: true (the target honours Idempotency-Key), so the step whose
+// outcome the crash hid is sent again with the same key.
+func TestRemediationExactlyOnceAcrossWorkerCrash(t *testing.T) {
+	e, owner, incID, remID, target := crashMidStep(t, true)
+	rem := remediationJSON{RemediationID: remID}
 	eventually(t, 2*time.Minute, "remediation to complete after the crash", func() bool {
 		return e.remediation(t, owner, incID, rem.RemediationID).Status == models.RemediationCompleted
 	})
@@ -144,5 +166,36 @@ func TestRemediationExactlyOnceAcrossWorkerCrash(t *testing.T) {
 		if s.Status != models.StepCompleted {
 			t.Errorf("step %+v", s)
 		}
+	}
+}
+
+// TestNonIdempotentStepAtMostOnceAcrossWorkerCrash kills the worker process
+// while a step's request is at the target, which applies it and answers after
+// the worker is gone. The step does not declare idempotent, so the new worker
+// must not send it again: the target sees the request once, and the
+// remediation fails at that step with a reason that asks a person to check.
+func TestNonIdempotentStepAtMostOnceAcrossWorkerCrash(t *testing.T) {
+	e, owner, incID, remID, target := crashMidStep(t, false)
+	rem := remediationJSON{RemediationID: remID}
+	eventually(t, 2*time.Minute, "remediation to fail after the crash", func() bool {
+		return e.remediation(t, owner, incID, rem.RemediationID).Status == models.RemediationFailed
+	})
+	done := e.remediation(t, owner, incID, rem.RemediationID)
+	target.mu.Lock()
+	defer target.mu.Unlock()
+	for key, n := range target.calls {
+		if n != 1 {
+			t.Errorf("%s sent %d times, want at most once", key, n)
+		}
+	}
+	if len(target.calls) != 2 {
+		t.Errorf("keys seen %v, want steps 1 and 2 only", target.calls)
+	}
+	s1 := done.Steps[1]
+	if s1.Status != models.StepFailed || !strings.Contains(s1.Error, "StepOutcomeUnknown") || !strings.Contains(s1.Error, "check the target") {
+		t.Errorf("step 2: %+v", s1)
+	}
+	if done.Steps[2].Status != models.StepPending || !strings.Contains(done.FailureReason, "outcome is unknown") {
+		t.Errorf("remediation %+v", done)
 	}
 }

@@ -230,10 +230,7 @@ func truncateText(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}
-	keep := limit
-	for keep > 0 && !utf8.RuneStart(s[keep]) {
-		keep--
-	}
+	keep := len(analyzer.RunePrefix(s, limit))
 	return s[:keep] + fmt.Sprintf("\n[... truncated %d of %d characters ...]", utf8.RuneCountInString(s[keep:]), utf8.RuneCountInString(s))
 }
 

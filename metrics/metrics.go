@@ -72,10 +72,23 @@ var (
 	}, []string{"outcome"})
 )
 
-// ObserveHTTP records one served request.
+// ObserveHTTP records one served request. The method is a label value the
+// client chooses, so any method outside the standard set counts as OTHER:
+// otherwise every invented method would add series to /metrics for ever.
 func ObserveHTTP(method, route string, status int, took time.Duration) {
+	method = methodLabel(method)
 	HTTPRequests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
 	HTTPDuration.WithLabelValues(method, route).Observe(took.Seconds())
+}
+
+// methodLabel keeps the standard methods and folds every other into OTHER.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "OTHER"
 }
 
 // ObserveInvestigation records a finished pass and its duration.

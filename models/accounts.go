@@ -52,13 +52,72 @@ func (s *Store) UserByOAuth(ctx context.Context, provider, subject string) (*Use
 }
 
 // LinkOAuth records that an existing user signs in with an identity provider.
-func (s *Store) LinkOAuth(ctx context.Context, userID, provider, subject string) error {
-	err := s.db.WithContext(ctx).Model(&User{}).Where("id = ? AND oauth_provider = ''", userID).
-		Updates(map[string]any{"oauth_provider": provider, "oauth_subject": subject}).Error
+// A user holds one identity: when the user is already linked (or gone) no row
+// changes and the link is refused with ErrConflict, as it is when another user
+// holds the identity. verifiedAt, when not nil, records that the provider
+// vouched for the user's e-mail address.
+func (s *Store) LinkOAuth(ctx context.Context, userID, provider, subject string, verifiedAt *time.Time) error {
+	upd := map[string]any{"oauth_provider": provider, "oauth_subject": subject}
+	if verifiedAt != nil {
+		upd["email_verified_at"] = verifiedAt.UTC()
+	}
+	res := s.db.WithContext(ctx).Model(&User{}).Where("id = ? AND oauth_provider = ''", userID).Updates(upd)
+	if isUniqueViolation(res.Error) {
+		return ErrConflict
+	}
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected != 1 {
+		return ErrConflict
+	}
+	return nil
+}
+
+// CreateTenantWithResetToken creates a tenant, its owner (who has no password
+// yet) and the owner's one-time reset token in one transaction. ErrConflict
+// means the e-mail is taken.
+func (s *Store) CreateTenantWithResetToken(ctx context.Context, t *Tenant, u *User, r *PasswordResetToken) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(t).Error; err != nil {
+			return err
+		}
+		u.TenantID, r.TenantID, r.UserID = t.ID, t.ID, u.ID
+		if err := tx.Create(u).Error; err != nil {
+			return err
+		}
+		return tx.Create(r).Error
+	})
 	if isUniqueViolation(err) {
 		return ErrConflict
 	}
 	return err
+}
+
+// UseResetToken spends the reset token with the given hash and sets its
+// user's password hash, atomically, returning the user. An unknown, expired or
+// already used token is ErrNotFound; of two concurrent uses exactly one wins.
+func (s *Store) UseResetToken(ctx context.Context, hash, passwordHash string, now time.Time) (*User, error) {
+	var user *User
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		r, err := firstRow[PasswordResetToken](tx.Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", hash, now))
+		if err != nil {
+			return err
+		}
+		res := tx.Model(&PasswordResetToken{}).Where("id = ? AND used_at IS NULL", r.ID).Update("used_at", now)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrNotFound
+		}
+		if err := tx.Model(&User{}).Where("id = ?", r.UserID).Update("password_hash", passwordHash).Error; err != nil {
+			return err
+		}
+		user, err = firstRow[User](tx.Where("id = ?", r.UserID))
+		return err
+	})
+	return user, err
 }
 
 // ListUsers returns a tenant's users, oldest first.

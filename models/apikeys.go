@@ -2,7 +2,10 @@ package models
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // API key statuses.
@@ -34,6 +37,33 @@ func (APIKey) TableName() string { return "api_keys" }
 // CreateAPIKey stores a new key.
 func (s *Store) CreateAPIKey(ctx context.Context, k *APIKey) error {
 	err := s.db.WithContext(ctx).Create(k).Error
+	if isUniqueViolation(err) {
+		return ErrConflict
+	}
+	return err
+}
+
+// ErrTooManyKeys is a key refused because its tenant holds the most active keys
+// it may.
+var ErrTooManyKeys = errors.New("too many active API keys")
+
+// CreateAPIKeyWithin stores a key unless its tenant already holds max active
+// keys (ErrTooManyKeys). A no-op update of the tenant's row serialises
+// concurrent creations for one tenant, so they cannot both pass the count.
+func (s *Store) CreateAPIKeyWithin(ctx context.Context, k *APIKey, max int) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("UPDATE tenants SET name = name WHERE id = ?", k.TenantID).Error; err != nil {
+			return err
+		}
+		var n int64
+		if err := tx.Model(&APIKey{}).Where("tenant_id = ? AND status = ?", k.TenantID, APIKeyActive).Count(&n).Error; err != nil {
+			return err
+		}
+		if n >= int64(max) {
+			return ErrTooManyKeys
+		}
+		return tx.Create(k).Error
+	})
 	if isUniqueViolation(err) {
 		return ErrConflict
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -284,6 +285,67 @@ func (s *Store) BeginInvestigation(ctx context.Context, b BeginSpec) (*Investiga
 // with the same DedupKey is a no-op.
 func (s *Store) AddInvestigationContext(ctx context.Context, c *InvestigationContext) error {
 	return insertContext(s.db.WithContext(ctx), c)
+}
+
+// ContextLimits bound the supplemental context of one incident.
+type ContextLimits struct {
+	Entries int
+	Bytes   int
+}
+
+// ContextLimitError is a context entry refused because the incident's context
+// would exceed a limit; Entries and Bytes are what the incident holds before
+// the entry, Adding the size of the entry.
+type ContextLimitError struct {
+	Limits  ContextLimits
+	Entries int
+	Bytes   int
+	Adding  int
+}
+
+// Error names the limit the entry would cross.
+func (e *ContextLimitError) Error() string {
+	if e.Entries >= e.Limits.Entries {
+		return fmt.Sprintf("the incident already holds %d context entries, the limit", e.Entries)
+	}
+	return fmt.Sprintf("the incident's context would grow to %d bytes, over the limit of %d", e.Bytes+e.Adding, e.Limits.Bytes)
+}
+
+// ContextUsage reports how many context entries, and how many bytes of them,
+// an incident holds.
+func (s *Store) ContextUsage(ctx context.Context, tenantID, incidentID string) (entries, bytes int, err error) {
+	return contextUsage(s.db.WithContext(ctx), tenantID, incidentID)
+}
+
+func contextUsage(tx *gorm.DB, tenantID, incidentID string) (entries, bytes int, err error) {
+	var rows []InvestigationContext
+	if err := tx.Select("content").Where("tenant_id = ? AND incident_id = ?", tenantID, incidentID).Find(&rows).Error; err != nil {
+		return 0, 0, err
+	}
+	for _, r := range rows {
+		bytes += len(r.Content)
+	}
+	return len(rows), bytes, nil
+}
+
+// AddInvestigationContextWithin stores one context entry unless the incident's
+// context would exceed lim (a *ContextLimitError). A no-op update of the
+// incident's row serialises concurrent additions to one incident, so two of
+// them cannot both pass the check.
+func (s *Store) AddInvestigationContextWithin(ctx context.Context, c *InvestigationContext, lim ContextLimits) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("UPDATE incidents SET updated_at = updated_at WHERE tenant_id = ? AND id = ?", c.TenantID, c.IncidentID).Error; err != nil {
+			return err
+		}
+		n, b, err := contextUsage(tx, c.TenantID, c.IncidentID)
+		if err != nil {
+			return err
+		}
+		if n >= lim.Entries || b+len(c.Content) > lim.Bytes {
+			return &ContextLimitError{Limits: lim, Entries: n, Bytes: b, Adding: len(c.Content)}
+		}
+		return insertContext(tx, c)
+	})
 }
 
 func insertContext(tx *gorm.DB, c *InvestigationContext) error {

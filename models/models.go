@@ -84,7 +84,12 @@ type User struct {
 	PasswordHash  string `gorm:"size:200"`
 	OAuthProvider string `gorm:"column:oauth_provider;size:20;uniqueIndex:idx_users_oauth,where:oauth_provider <> ''"`
 	OAuthSubject  string `gorm:"column:oauth_subject;size:200;uniqueIndex:idx_users_oauth,where:oauth_provider <> ''"`
-	CreatedAt     time.Time
+	// EmailVerifiedAt is when an identity provider vouched that this person
+	// controls Email (a provider's verified address, on an account created
+	// through it or linked by the signed-in user); nil for a password
+	// sign-up, which proves nothing about the address.
+	EmailVerifiedAt *time.Time
+	CreatedAt       time.Time
 }
 
 // RefreshToken is one link of a rotation chain (Family). Only the SHA-256 of the token
@@ -99,6 +104,19 @@ type RefreshToken struct {
 	RotatedAt *time.Time
 	RevokedAt *time.Time
 	CreatedAt time.Time
+}
+
+// PasswordResetToken is a one-time way into an account: `causeway tenant
+// create` issues one for a new owner, who exchanges it for a password. Only
+// the SHA-256 of the token is stored.
+type PasswordResetToken struct {
+	ID        string    `gorm:"primaryKey;size:40"`
+	TenantID  string    `gorm:"size:40;not null"`
+	UserID    string    `gorm:"size:40;not null;index"`
+	TokenHash string    `gorm:"size:64;not null;uniqueIndex"`
+	ExpiresAt time.Time `gorm:"not null"`
+	UsedAt    *time.Time
+	CreatedAt time.Time `gorm:"not null"`
 }
 
 // Incident is the record the API lists and reads. WorkflowStartedAt stays nil until
@@ -153,5 +171,5 @@ type UsageCounter struct {
 
 // All lists every model, in dependency order, for migrations.
 func All() []any {
-	return []any{&Tenant{}, &User{}, &RefreshToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &Runbook{}, &Remediation{}, &RemediationStep{}, &DataSource{}, &GatheredFact{}}
+	return []any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &Runbook{}, &Remediation{}, &RemediationStep{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}}
 }

@@ -1,14 +1,20 @@
 package models
 
-import "strings"
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
 
 // Redacted replaces a masked param value, so clients still see that a value
 // is set without seeing what it is.
 const Redacted = "[redacted]"
 
 // sensitiveKeyParts name params whose values are credentials wherever they
-// appear in a step's params.
-var sensitiveKeyParts = []string{"token", "secret", "password", "authorization"}
+// appear in a step's params. Keys are compared lower-cased with "-" and "_"
+// removed, so api_key, Api-Key and apikey are one name.
+var sensitiveKeyParts = []string{"token", "secret", "password", "passwd", "authorization", "apikey", "cookie", "dsn",
+	"credential", "privatekey"}
 
 // RedactParams returns a copy of step params fit to show any role: the
 // structure (keys, nesting, list lengths) stays so an approver can see what a
@@ -61,15 +67,65 @@ func redactValue(v any, mask bool) any {
 	if mask {
 		return Redacted
 	}
+	if s, ok := v.(string); ok {
+		return RedactText(s)
+	}
 	return v
 }
 
 func sensitiveKey(k string) bool {
-	k = strings.ToLower(k)
+	k = strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(k))
 	for _, part := range sensitiveKeyParts {
 		if strings.Contains(k, part) {
 			return true
 		}
 	}
 	return false
+}
+
+// urlInText finds URLs in free text (params, error messages): a scheme, "://"
+// and everything up to white space or a quote.
+var urlInText = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+
+// credentialPair finds key=value credentials outside URLs, as in a key/value
+// DSN ("host=db password=…").
+var credentialPair = regexp.MustCompile(`(?i)\b(password|passwd|pwd|secret|token|api[_-]?key|sslpassword)=([^\s&"']+)`)
+
+// RedactText masks the credentials inside free text: the password of every
+// URL's user-info part, every URL query parameter named like a credential, and
+// key=value credentials. Step errors quote the URL of the request that failed,
+// and remediation views, timeline entries and events show them to every role.
+func RedactText(s string) string {
+	s = urlInText.ReplaceAllStringFunc(s, redactURL)
+	return credentialPair.ReplaceAllString(s, "$1="+Redacted)
+}
+
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	changed := false
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), Redacted)
+		changed = true
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k, vals := range q {
+			if sensitiveKey(k) || strings.EqualFold(k, "key") || strings.EqualFold(k, "sig") || strings.EqualFold(k, "signature") {
+				for i := range vals {
+					vals[i] = Redacted
+				}
+				changed = true
+			}
+		}
+		if changed {
+			u.RawQuery = q.Encode()
+		}
+	}
+	if !changed {
+		return raw
+	}
+	return u.String()
 }

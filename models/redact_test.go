@@ -1,7 +1,9 @@
 package models
 
 import (
+	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -44,5 +46,47 @@ func TestRemediationViewShowsRedactedParams(t *testing.T) {
 	p := r.View().Steps[0].Params
 	if p["url"] != "https://deploy.example.com/rollback" || p["headers"].(map[string]any)["Authorization"] != Redacted {
 		t.Fatalf("step params %#v", p)
+	}
+}
+
+// TestRedactParamsWidened shows the credential names beyond token, secret,
+// password and authorization (api_key, apikey, cookie, dsn) are masked, and so
+// are credentials inside URLs: a password in the user-info part and query
+// parameters named like credentials.
+func TestRedactParamsWidened(t *testing.T) {
+	in := map[string]any{
+		"api_key":  "k1",
+		"ApiKey":   "k2",
+		"cookie":   "session=abc",
+		"dsn":      "postgres://u:p@db/x",
+		"url":      "https://ops:hunter2@hooks.example.com/run?api_key=k3&token=t1&region=eu",
+		"body":     map[string]any{"callback": "https://cb.example.com/?apikey=k4&x=1", "note": "plain"},
+		"password": "p",
+	}
+	got := RedactParams(in)
+	raw, _ := json.Marshal(got)
+	for _, secret := range []string{"k1", "k2", "session=abc", "u:p@", "hunter2", "k3", "t1", "k4"} {
+		if strings.Contains(string(raw), secret) {
+			t.Errorf("%q visible in %s", secret, raw)
+		}
+	}
+	for _, kept := range []string{"hooks.example.com/run", "region=eu", "cb.example.com", "x=1", "plain"} {
+		if !strings.Contains(string(raw), kept) {
+			t.Errorf("%q lost from %s", kept, raw)
+		}
+	}
+}
+
+// TestRemediationViewRedactsErrors shows step errors and the failure reason,
+// which quote URLs from failed requests, are shown (and sent in
+// remediation.* events) without the credentials in those URLs.
+func TestRemediationViewRedactsErrors(t *testing.T) {
+	reason := `step 0 (http) failed: Post "https://hooks.example.com/run?token=t-secret&x=1": dial tcp: connection refused (StepUnavailable)`
+	r := Remediation{FailureReason: reason, Steps: []RemediationStep{{Type: "http", Error: reason}}}
+	v := r.View()
+	for _, s := range []string{v.FailureReason, v.Steps[0].Error} {
+		if strings.Contains(s, "t-secret") || !strings.Contains(s, "hooks.example.com/run") {
+			t.Errorf("shown as %q", s)
+		}
 	}
 }

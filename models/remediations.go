@@ -96,9 +96,12 @@ type Remediation struct {
 	ExecutedBy      string `gorm:"size:320;not null;default:''"`
 	ExecutedAt      *time.Time
 	CompletedAt     *time.Time
-	FailureReason   string            `gorm:"type:text;not null;default:''"`
-	CreatedAt       time.Time         `gorm:"not null"`
-	Steps           []RemediationStep `gorm:"-"`
+	FailureReason   string    `gorm:"type:text;not null;default:''"`
+	CreatedAt       time.Time `gorm:"not null"`
+	// WorkflowStartedAt is set once the remediation's workflow is known to
+	// exist; the reconciler starts the workflow of any proposal still without.
+	WorkflowStartedAt *time.Time        `gorm:"index:idx_remediations_unstarted,where:workflow_started_at IS NULL"`
+	Steps             []RemediationStep `gorm:"-"`
 }
 
 // RemediationStep is one rendered step and its progress. Attempts counts the
@@ -114,6 +117,10 @@ type RemediationStep struct {
 	CompletedAt   *time.Time
 	Error         string `gorm:"type:text;not null;default:''"`
 	Attempts      int    `gorm:"not null;default:0"`
+	// DispatchedAt is set just before a step's request with side effects
+	// leaves, and cleared when it provably did not arrive; an attempt that
+	// finds it set cannot know whether the target applied the request.
+	DispatchedAt *time.Time
 }
 
 // RemediationID is derived from the pass and the runbook, so a retried proposal
@@ -259,6 +266,26 @@ func (s *Store) PassRemediations(ctx context.Context, tenantID, incidentID, inve
 	return rems, attachSteps(db, rems, "remediation_id", "step_index", "type")
 }
 
+// RemediationsWithoutWorkflow lists proposals awaiting approval, created before
+// olderThan, whose workflow is not known to exist, oldest first: the
+// reconciler's work queue. A proposal's workflow is started by the pass that
+// proposed it; one that ended first leaves its proposals here.
+func (s *Store) RemediationsWithoutWorkflow(ctx context.Context, olderThan time.Time, limit int) ([]Remediation, error) {
+	var rems []Remediation
+	err := s.db.WithContext(ctx).Where("workflow_started_at IS NULL AND status = ? AND created_at < ?", RemediationAwaitingApproval, olderThan).
+		Order("created_at, id").Limit(limit).Find(&rems).Error
+	if err != nil {
+		return nil, err
+	}
+	return rems, attachSteps(s.db.WithContext(ctx), rems, "remediation_id", "step_index", "type")
+}
+
+// MarkRemediationWorkflowStarted records that the remediation's workflow exists.
+func (s *Store) MarkRemediationWorkflowStarted(ctx context.Context, id string, at time.Time) error {
+	return s.db.WithContext(ctx).Model(&Remediation{}).Where("id = ? AND workflow_started_at IS NULL", id).
+		Update("workflow_started_at", at.UTC()).Error
+}
+
 // Decision is an approval, a rejection or an expiry of a proposal.
 type Decision struct {
 	TenantID      string
@@ -360,6 +387,20 @@ func (s *Store) StartStep(ctx context.Context, remediationID string, index int, 
 		return tx.Model(&RemediationStep{}).Where("remediation_id = ? AND step_index = ?", remediationID, index).Updates(upd).Error
 	})
 	return before, err
+}
+
+// MarkStepDispatched records, durably and before the request leaves, that a
+// step's request is being sent.
+func (s *Store) MarkStepDispatched(ctx context.Context, remediationID string, index int, at time.Time) error {
+	return s.db.WithContext(ctx).Model(&RemediationStep{}).Where("remediation_id = ? AND step_index = ?", remediationID, index).
+		Update("dispatched_at", at.UTC()).Error
+}
+
+// ClearStepDispatched withdraws that record when the request provably never
+// reached the target, or the target refused it unprocessed.
+func (s *Store) ClearStepDispatched(ctx context.Context, remediationID string, index int) error {
+	return s.db.WithContext(ctx).Model(&RemediationStep{}).Where("remediation_id = ? AND step_index = ?", remediationID, index).
+		Update("dispatched_at", nil).Error
 }
 
 // CompleteStep marks a step completed.
@@ -471,11 +512,11 @@ func (r *Remediation) View() RemediationView {
 		Status: r.Status, Description: r.Description, PlanHash: r.PlanHash, Steps: make([]StepView, len(r.Steps)),
 		ApprovedBy: r.ApprovedBy, ApprovedAt: utcPtr(r.ApprovedAt), ExecutedBy: r.ExecutedBy, ExecutedAt: utcPtr(r.ExecutedAt),
 		RejectedBy: r.RejectedBy, RejectedAt: utcPtr(r.RejectedAt), RejectReason: r.RejectReason,
-		CompletedAt: utcPtr(r.CompletedAt), FailureReason: r.FailureReason, CreatedAt: r.CreatedAt.UTC(),
+		CompletedAt: utcPtr(r.CompletedAt), FailureReason: RedactText(r.FailureReason), CreatedAt: r.CreatedAt.UTC(),
 	}
 	for i, s := range r.Steps {
 		v.Steps[i] = StepView{Index: s.Index, Type: s.Type, Status: s.Status, Description: s.Description,
-			Params: RedactParams(s.Params), Error: s.Error, Attempts: s.Attempts, StartedAt: utcPtr(s.StartedAt), CompletedAt: utcPtr(s.CompletedAt)}
+			Params: RedactParams(s.Params), Error: RedactText(s.Error), Attempts: s.Attempts, StartedAt: utcPtr(s.StartedAt), CompletedAt: utcPtr(s.CompletedAt)}
 	}
 	return v
 }

@@ -510,6 +510,7 @@ func TestNormalizeFixtures(t *testing.T) {
 			}},
 		{provider: "sns", fixture: "alarm",
 			want: Batch{
+				Topic: "arn:aws:sns:us-east-1:123456789012:alarms",
 				Alerts: []Alert{
 					{
 						Title:         "api-5xx",
@@ -528,6 +529,7 @@ func TestNormalizeFixtures(t *testing.T) {
 			wantErr: "sns: SubscribeURL must be https on an sns.<region>.amazonaws.com host"},
 		{provider: "sns", fixture: "metric_math_insufficient",
 			want: Batch{
+				Topic: "arn:aws:sns:us-east-1:123456789012:alarms",
 				Alerts: []Alert{
 					{
 						Title:         "latency-anomaly",
@@ -544,6 +546,7 @@ func TestNormalizeFixtures(t *testing.T) {
 			}},
 		{provider: "sns", fixture: "ok",
 			want: Batch{
+				Topic: "arn:aws:sns:us-east-1:123456789012:alarms",
 				Alerts: []Alert{
 					{
 						Title:         "api-5xx",
@@ -561,6 +564,7 @@ func TestNormalizeFixtures(t *testing.T) {
 			}},
 		{provider: "sns", fixture: "plain",
 			want: Batch{
+				Topic: "arn:aws:sns:us-east-1:123456789012:alarms",
 				Alerts: []Alert{
 					{
 						Title:         "Backup failed",
@@ -579,11 +583,13 @@ func TestNormalizeFixtures(t *testing.T) {
 			wantErr: "sns: Type is required (raw message delivery is not supported)"},
 		{provider: "sns", fixture: "subscription_confirmation",
 			want: Batch{
+				Topic:      "arn:aws:sns:us-east-1:123456789012:alarms",
 				DeliveryID: "22b80b92-fdea-4c2c-8f9d-bdfb0c7bf324",
 				Confirm:    &Confirmation{TopicArn: "arn:aws:sns:us-east-1:123456789012:alarms", URL: "https://sns.us-east-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:us-east-1:123456789012:alarms&Token=2336412f"},
 			}},
 		{provider: "sns", fixture: "unsubscribe",
 			want: Batch{
+				Topic:      "arn:aws:sns:us-east-1:123456789012:alarms",
 				DeliveryID: "22b80b92-fdea-4c2c-8f9d-bdfb0c7bf324",
 				Ignored:    true, Reason: "sns unsubscribe confirmation for arn:aws:sns:us-east-1:123456789012:alarms",
 			}},

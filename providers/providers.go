@@ -82,6 +82,9 @@ type Batch struct {
 	Reason string
 	// Confirm is set for an SNS SubscriptionConfirmation; its URL has already passed the SNS host check.
 	Confirm *Confirmation
+	// Topic is the SNS topic the delivery came from (empty for other providers); the caller accepts
+	// notifications only from topics whose subscription the tenant confirmed.
+	Topic string
 }
 
 // Confirmation asks the caller to confirm an SNS subscription by GETting URL, which SNS requires before it

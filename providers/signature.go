@@ -116,3 +116,28 @@ func verifyOurs(r Request, secret []byte, now time.Time) error {
 	}
 	return VerifyHMAC(secret, r.Body, r.Header.Get(HeaderSignature), r.Header.Get(HeaderTimestamp), now)
 }
+
+// ReplayToken identifies a delivery whose signature covers a timestamp (our X-Webhook-Timestamp scheme,
+// Grafana's timestamped signature): within the timestamp's window the same token means the same signed
+// request sent again. ok is false for deliveries without such a signature, and for providers whose Verify
+// checks only their own scheme; nothing bounds their replay but deduplication. Call it only after p's
+// Verify accepted r.
+func ReplayToken(p Provider, r Request) (token string, ok bool) {
+	switch p.(type) {
+	case *PagerDuty, *Sentry, *SNS:
+		return "", false
+	}
+	pairs := [][2]string{{HeaderTimestamp, HeaderSignature}, {HeaderGrafanaTimestamp, HeaderGrafanaSignature}}
+	for _, p := range pairs {
+		ts, sig := strings.TrimSpace(r.Header.Get(p[0])), strings.TrimSpace(r.Header.Get(p[1]))
+		if ts != "" && sig != "" {
+			sig = strings.ToLower(strings.TrimPrefix(strings.ToLower(sig), "sha256="))
+			return p[0] + ":" + ts + ":" + sig, true
+		}
+	}
+	return "", false
+}
+
+// ReplayWindow is how long a replay token must be remembered: a timestamp is accepted up to
+// MaxClockSkew either side of the server clock.
+const ReplayWindow = 2 * MaxClockSkew

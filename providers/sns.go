@@ -128,6 +128,9 @@ func (s *SNS) Verify(ctx context.Context, r Request, _ []byte, now time.Time) er
 	if !ok {
 		return unauthenticated("unknown sns message type")
 	}
+	if err := checkSNSTimestamp(e.Timestamp, now); err != nil {
+		return err
+	}
 	sig, err := base64.StdEncoding.DecodeString(e.Signature)
 	if err != nil {
 		return unauthenticated("signature is not base64")
@@ -153,6 +156,24 @@ func (s *SNS) Verify(ctx context.Context, r Request, _ []byte, now time.Time) er
 	}
 	if err := rsa.VerifyPKCS1v15(pub, h, digest, sig); err != nil {
 		return unauthenticated("sns signature mismatch")
+	}
+	return nil
+}
+
+// SNSMaxMessageAge is how old a signed SNS message may be: SNS stops retrying
+// an HTTP/S delivery within an hour (a hard limit of its delivery policies),
+// plus the clock skew allowed everywhere else. An older message is a replay.
+const SNSMaxMessageAge = time.Hour + MaxClockSkew
+
+// checkSNSTimestamp accepts a signed Timestamp no older than SNSMaxMessageAge
+// and no further in the future than MaxClockSkew.
+func checkSNSTimestamp(raw string, now time.Time) error {
+	ts, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(raw))
+	if err != nil {
+		return unauthenticated("sns timestamp is not RFC 3339")
+	}
+	if now.Sub(ts) > SNSMaxMessageAge || ts.Sub(now) > MaxClockSkew {
+		return unauthenticated("sns timestamp outside tolerance")
 	}
 	return nil
 }
@@ -313,7 +334,7 @@ func (s *SNS) Normalize(r Request) (Batch, error) {
 	if s.topicOK != nil && !s.topicOK(e.TopicArn) {
 		return Batch{}, invalid("sns: topic is not allowed for this tenant")
 	}
-	b := Batch{DeliveryID: strings.TrimSpace(e.MessageID)}
+	b := Batch{DeliveryID: strings.TrimSpace(e.MessageID), Topic: strings.TrimSpace(e.TopicArn)}
 	switch e.Type {
 	case "SubscriptionConfirmation":
 		u, err := s.checkURL(e.SubscribeURL)

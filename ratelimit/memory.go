@@ -22,6 +22,7 @@ const (
 type Memory struct {
 	mu        sync.Mutex
 	tat       map[string]time.Time // theoretical arrival time per key
+	marks     map[string]time.Time // expiry per mark (see Marks)
 	now       func() time.Time
 	maxKeys   int
 	lastSweep time.Time
@@ -33,6 +34,7 @@ var _ Limiter = (*Memory)(nil)
 func NewMemory() *Memory {
 	return &Memory{
 		tat:     make(map[string]time.Time),
+		marks:   make(map[string]time.Time),
 		now:     time.Now,
 		maxKeys: defaultMaxKeys,
 	}

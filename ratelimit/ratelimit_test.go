@@ -393,3 +393,41 @@ func TestFirstRequestRemaining(t *testing.T) {
 		}
 	})
 }
+
+// TestMarks shows both backends set a mark once, report it while it lives,
+// forget it on request, and let it expire.
+func TestMarks(t *testing.T) {
+	ctx := context.Background()
+	check := func(t *testing.T, m Marks, key string, wait func(time.Duration)) {
+		first, err := m.Mark(ctx, key, time.Second)
+		if err != nil || !first {
+			t.Fatalf("first mark: %v %v", first, err)
+		}
+		if again, err := m.Mark(ctx, key, time.Second); err != nil || again {
+			t.Fatalf("second mark: %v %v", again, err)
+		}
+		if on, err := m.Marked(ctx, key); err != nil || !on {
+			t.Fatalf("marked: %v %v", on, err)
+		}
+		if err := m.Forget(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if on, _ := m.Marked(ctx, key); on {
+			t.Fatal("forgotten mark still set")
+		}
+		if first, _ := m.Mark(ctx, key, 50*time.Millisecond); !first {
+			t.Fatal("mark after forget")
+		}
+		wait(200 * time.Millisecond)
+		if on, _ := m.Marked(ctx, key); on {
+			t.Fatal("expired mark still set")
+		}
+	}
+	t.Run("memory", func(t *testing.T) {
+		m, clk := newFakeMemory()
+		check(t, m, "k", clk.Advance)
+	})
+	t.Run("redis", func(t *testing.T) {
+		check(t, NewRedis(testRedisClient(t)), fmt.Sprintf("test:%s:%d", t.Name(), time.Now().UnixNano()), time.Sleep)
+	})
+}

@@ -90,14 +90,116 @@ func (a *Accounts) Signup(ctx context.Context, in SignupInput) (SignupResult, er
 	return SignupResult{TenantID: t.ID, UserID: user.ID, TokenPair: pair}, nil
 }
 
-// newUser validates and builds a password user.
-func (a *Accounts) newUser(email, password, name, role string) (*models.User, error) {
+// CreateTenantInput is what an operator gives `causeway tenant create`.
+type CreateTenantInput struct {
+	Name       string
+	OwnerEmail string
+	OwnerName  string
+}
+
+// CreatedTenant is the new tenant and the owner's one-time reset token, which
+// exists in plain text only here.
+type CreatedTenant struct {
+	TenantID   string
+	UserID     string
+	OwnerEmail string
+	ResetToken string
+	ExpiresAt  time.Time
+}
+
+// ResetTokenTTL is how long an owner has to use the token of a new tenant.
+const ResetTokenTTL = 72 * time.Hour
+
+// ResetTokenPrefix starts every reset token, so a leaked one is recognisable.
+const ResetTokenPrefix = "crt_"
+
+// CreateTenant is the operator's way to open a tenant when self-service sign-up
+// is off: the tenant and its owner, who has no password until they exchange
+// the returned one-time token for one (ResetPassword). Nothing secret is ever
+// chosen or seen by the operator beyond that token.
+func (a *Accounts) CreateTenant(ctx context.Context, in CreateTenantInput) (CreatedTenant, error) {
+	in.Name = strings.TrimSpace(in.Name)
+	if in.Name == "" || utf8.RuneCountInString(in.Name) > 200 {
+		return CreatedTenant{}, validation("name is required (at most 200 characters)")
+	}
+	email, err := validEmail(in.OwnerEmail)
+	if err != nil {
+		return CreatedTenant{}, err
+	}
+	name := strings.TrimSpace(in.OwnerName)
+	if name == "" {
+		name, _, _ = strings.Cut(email, "@")
+	}
+	if utf8.RuneCountInString(name) > 200 {
+		return CreatedTenant{}, validation("owner name must be at most 200 characters")
+	}
+	now := a.now().UTC()
+	t := a.quotas
+	t.ID, t.Name, t.CreatedAt = models.NewID("ten"), in.Name, now
+	u := &models.User{ID: models.NewID("usr"), Email: email, Name: name, Role: models.RoleOwner, CreatedAt: now}
+	token := ResetTokenPrefix + auth.RandomToken(32)
+	r := &models.PasswordResetToken{ID: models.NewID("prt"), TokenHash: auth.SHA256Hex(token), ExpiresAt: now.Add(ResetTokenTTL), CreatedAt: now}
+	if err := a.store.CreateTenantWithResetToken(ctx, &t, u, r); err != nil {
+		if errors.Is(err, models.ErrConflict) {
+			return CreatedTenant{}, Errorf(CodeEmailTaken, "an account with this e-mail already exists")
+		}
+		return CreatedTenant{}, unavailable("the database", err)
+	}
+	return CreatedTenant{TenantID: t.ID, UserID: u.ID, OwnerEmail: email, ResetToken: token, ExpiresAt: r.ExpiresAt}, nil
+}
+
+// ResetPasswordInput is the body of POST /auth/reset-password.
+type ResetPasswordInput struct {
+	Token    string `json:"token"`
+	Password string `json:"password"`
+}
+
+// ResetPassword spends a one-time token, sets the password and signs the user
+// in. An unknown, expired or used token gets one answer.
+func (a *Accounts) ResetPassword(ctx context.Context, in ResetPasswordInput) (TokenPair, error) {
+	if in.Token == "" {
+		return TokenPair{}, validation("token is required")
+	}
+	if err := validPassword(in.Password); err != nil {
+		return TokenPair{}, err
+	}
+	hash, err := auth.HashPassword(in.Password)
+	if err != nil {
+		return TokenPair{}, err
+	}
+	u, err := a.store.UseResetToken(ctx, auth.SHA256Hex(in.Token), hash, a.now().UTC())
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return TokenPair{}, Errorf(CodeUnauthorized, "the token is invalid, expired or already used")
+	case err != nil:
+		return TokenPair{}, unavailable("the database", err)
+	}
+	return a.issue(ctx, u)
+}
+
+func validEmail(email string) (string, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email || len(email) > 320 {
-		return nil, validation("email must be a valid e-mail address")
+		return "", validation("email must be a valid e-mail address")
 	}
+	return email, nil
+}
+
+func validPassword(password string) error {
 	if utf8.RuneCountInString(password) < auth.MinPasswordLength || len(password) > 72 {
-		return nil, validation("password must be %d to 72 characters", auth.MinPasswordLength)
+		return validation("password must be %d to 72 characters", auth.MinPasswordLength)
+	}
+	return nil
+}
+
+// newUser validates and builds a password user.
+func (a *Accounts) newUser(email, password, name, role string) (*models.User, error) {
+	email, err := validEmail(email)
+	if err != nil {
+		return nil, err
+	}
+	if err := validPassword(password); err != nil {
+		return nil, err
 	}
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 200 {

@@ -15,7 +15,11 @@ import (
 // generate their own) must be long enough to resist guessing and short enough to
 // store.
 const (
-	MaxAPIKeyNameLength    = 100
+	MaxAPIKeyNameLength = 100
+	// MaxAPIKeysPerTenant bounds a tenant's active keys: each one is a
+	// credential to watch and a webhook path into the service, and a tenant
+	// that needs more should revoke what it no longer uses.
+	MaxAPIKeysPerTenant    = 50
 	MinWebhookSecretLength = 16
 	MaxWebhookSecretLength = 256
 )
@@ -67,7 +71,10 @@ func (s *APIKeys) Create(ctx context.Context, p auth.Principal, in CreateAPIKeyI
 		KeyHash: auth.SHA256Hex(plain), Status: models.APIKeyActive, CreatedAt: s.now().UTC(),
 	}
 	k.SecretEnc = s.sealer.Encrypt([]byte(secret), []byte(k.ID))
-	if err := s.store.CreateAPIKey(ctx, &k); err != nil {
+	if err := s.store.CreateAPIKeyWithin(ctx, &k, MaxAPIKeysPerTenant); err != nil {
+		if errors.Is(err, models.ErrTooManyKeys) {
+			return nil, validation("a tenant may hold at most %d active API keys; revoke one it no longer uses first", MaxAPIKeysPerTenant)
+		}
 		return nil, unavailable("the database", err)
 	}
 	return &CreatedAPIKey{Key: k, Plaintext: plain, WebhookSecret: secret}, nil

@@ -31,6 +31,7 @@ const (
 	CodeInvestigationInProgress = "investigation_in_progress"
 	CodeRemediationNotFound     = "remediation_not_found"
 	CodePlanChanged             = "plan_changed"
+	CodeIdentityLinked          = "identity_already_linked"
 )
 
 // Error is a failure a client is allowed to see: a stable code, a sentence for a

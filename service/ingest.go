@@ -12,6 +12,7 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
+	"github.com/causeway/causeway/ratelimit"
 )
 
 // Outcomes of one ingested alert, as the webhook response reports them.
@@ -61,14 +62,22 @@ type Ingest struct {
 	now        func() time.Time
 	writer     *incidentWriter
 	recent     *recentAlerts
+	marks      ratelimit.Marks
 }
 
 // NewIngest wires the ingestion service. confirm is the SSRF-guarded client that
-// confirms SNS subscriptions; incidents provides the shared resolve path.
-func NewIngest(store *models.Store, incidents *Incidents, d *Dispatcher, reg *providers.Registry, sealer *auth.Sealer, confirm *http.Client, log *slog.Logger) *Ingest {
+// confirms SNS subscriptions; incidents provides the shared resolve path; marks
+// is the store every API replica shares (the limiter's backend) for the
+// negative key cache and the replay cache.
+func NewIngest(store *models.Store, incidents *Incidents, d *Dispatcher, reg *providers.Registry, sealer *auth.Sealer, confirm *http.Client, marks ratelimit.Marks, log *slog.Logger) *Ingest {
 	return &Ingest{store: store, incidents: incidents, dispatcher: d, registry: reg, sealer: sealer, confirm: confirm, log: log, now: time.Now,
-		writer: newIncidentWriter(store), recent: &recentAlerts{}}
+		writer: newIncidentWriter(store), recent: &recentAlerts{}, marks: marks}
 }
+
+// unknownKeyTTL is how long every replica answers a refused key without a
+// lookup. Keys are random, so an unknown one cannot become valid, and a
+// revoked one is never valid again; the bound only keeps the cache small.
+const unknownKeyTTL = 30 * time.Second
 
 // WebhookKey is an API key that passed every check, with its decrypted secret.
 type WebhookKey struct {
@@ -115,6 +124,10 @@ func (s *Ingest) Authenticate(ctx context.Context, tenantID, raw string) (*Webho
 		return nil, denyWebhook()
 	}
 	hash := auth.SHA256Hex(raw)
+	if known, err := s.marks.Marked(ctx, "badkey:"+hash); err == nil && known {
+		s.logKeyDenied(tenantID, raw, "refused_recently")
+		return nil, denyWebhook()
+	}
 	k, err := verifiedKeys.load(hash, s.now(), func() (*WebhookKey, error) {
 		// Shared by every request waiting on this key, so one hanging up must
 		// not fail the others; the timeout still bounds it for all of them.
@@ -125,6 +138,9 @@ func (s *Ingest) Authenticate(ctx context.Context, tenantID, raw string) (*Webho
 	switch {
 	case errors.Is(err, errKeyUnknown), errors.Is(err, errKeyRevoked):
 		s.logKeyDenied(tenantID, raw, err.Error())
+		if _, merr := s.marks.Mark(ctx, "badkey:"+hash, unknownKeyTTL); merr != nil {
+			s.log.Warn("could not remember a refused API key", slog.Any("error", merr))
+		}
 		return nil, denyWebhook()
 	case err != nil:
 		return nil, err
@@ -181,6 +197,44 @@ func (s *Ingest) Receive(ctx context.Context, k *WebhookKey, p providers.Provide
 		}
 		return nil, denyWebhook()
 	}
+	replay, err := s.claimDelivery(ctx, k, p, r)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.receive(ctx, k, p, r)
+	if err != nil && replay != "" {
+		// Refused or failed: the sender may retry the same signed request.
+		if e, ok := AsError(err); !ok || (e.Code != CodeDuplicateAlert && e.Code != CodeUnauthorized) {
+			_ = s.marks.Forget(context.WithoutCancel(ctx), replay)
+		}
+	}
+	return res, err
+}
+
+// claimDelivery refuses a signed delivery already accepted within its
+// timestamp's window, by any replica, and claims it otherwise. It returns the
+// claim's key ("" when the delivery carries no timestamped signature). When
+// the shared store is down the delivery goes through, as with rate limits.
+func (s *Ingest) claimDelivery(ctx context.Context, k *WebhookKey, p providers.Provider, r providers.Request) (string, error) {
+	token, ok := providers.ReplayToken(p, r)
+	if !ok {
+		return "", nil
+	}
+	key := "replay:" + k.ID + ":" + auth.SHA256Hex(token)
+	first, err := s.marks.Mark(ctx, key, providers.ReplayWindow)
+	if err != nil {
+		s.log.Warn("replay cache unavailable; accepting delivery", slog.Any("error", err))
+		return "", nil
+	}
+	if !first {
+		s.log.Info("webhook replay refused", slog.String("tenant_id", k.TenantID), slog.String("key_id", k.ID), slog.String("provider", p.Name()))
+		return "", denyWebhook()
+	}
+	return key, nil
+}
+
+// receive normalizes an authenticated delivery and ingests its alerts.
+func (s *Ingest) receive(ctx context.Context, k *WebhookKey, p providers.Provider, r providers.Request) (*IngestResult, error) {
 	batch, err := p.Normalize(r)
 	if err != nil {
 		var pe *providers.PayloadError
@@ -191,6 +245,17 @@ func (s *Ingest) Receive(ctx context.Context, k *WebhookKey, p providers.Provide
 	}
 	if n := len(batch.Alerts); n > providers.MaxAlertsPerDelivery {
 		return nil, validation("%s: %d alerts exceed the limit of %d per delivery; lower max_alerts", p.Name(), n, providers.MaxAlertsPerDelivery)
+	}
+	if batch.Topic != "" && batch.Confirm == nil {
+		allowed, err := s.store.SNSTopicAllowed(ctx, k.TenantID, batch.Topic)
+		if err != nil {
+			return nil, unavailable("the database", err)
+		}
+		if !allowed {
+			s.log.Info("sns notification from an unconfirmed topic refused", slog.String("tenant_id", k.TenantID),
+				slog.String("topic_arn", batch.Topic))
+			return nil, denyWebhook()
+		}
 	}
 	switch {
 	case batch.Ignored:
@@ -338,6 +403,11 @@ func (s *Ingest) confirmSubscription(ctx context.Context, k *WebhookKey, c *prov
 	}
 	if err != nil {
 		return nil, unavailable("confirming the SNS subscription", err)
+	}
+	// From now on this tenant accepts notifications from the topic.
+	if err := s.store.AllowSNSTopic(ctx, &models.SNSTopic{TenantID: k.TenantID, TopicArn: c.TopicArn, APIKeyID: k.ID,
+		ConfirmedAt: s.now().UTC()}); err != nil {
+		return nil, unavailable("the database", err)
 	}
 	s.log.Info("sns subscription confirmed", slog.String("tenant_id", k.TenantID), slog.String("topic_arn", c.TopicArn))
 	return &IngestResult{Confirmed: true}, nil

@@ -25,6 +25,12 @@ import (
 // or a page of logs, small enough to keep prompts affordable.
 const MaxContextLength = 20000
 
+// IncidentContextLimits bound all supplemental context of one incident: every
+// pass reads all of it, so without a bound one incident could make every later
+// pass (and its prompts) arbitrarily large. The byte limit is what an agent
+// reads (analyzer.MaxContextBytes).
+var IncidentContextLimits = models.ContextLimits{Entries: 50, Bytes: analyzer.MaxContextBytes}
+
 // Investigations serves the investigation endpoints. Starting a pass is an update
 // of the incident's workflow, which owns the one-pass-at-a-time rule and the
 // quota; results are read from the database.
@@ -137,12 +143,12 @@ func (s *Investigations) AddContext(ctx context.Context, p auth.Principal, incid
 	if err != nil {
 		return ContextAdded{}, err
 	}
-	err = s.store.AddInvestigationContext(ctx, &models.InvestigationContext{
+	err = s.store.AddInvestigationContextWithin(ctx, &models.InvestigationContext{
 		TenantID: inc.TenantID, IncidentID: inc.ID, Content: text, Actor: p.Email,
 		CreatedAt: s.now().UTC(), DedupKey: inc.ID + "/context/" + models.NewID("ctx"),
-	})
+	}, IncidentContextLimits)
 	if err != nil {
-		return ContextAdded{}, unavailable("the database", err)
+		return ContextAdded{}, contextError(err)
 	}
 	return ContextAdded{Message: "Context added; it will be used by the next investigation pass"}, nil
 }
@@ -164,6 +170,11 @@ func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incide
 	}
 	if inc.Status == models.StatusResolved {
 		return res, Errorf(CodeInvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
+	}
+	if req.Context != "" {
+		if err := s.contextFits(ctx, inc, req.Context); err != nil {
+			return res, err
+		}
 	}
 	wctx, cancel := workflowCall(ctx)
 	defer cancel()
@@ -258,6 +269,35 @@ func (s *Investigations) startError(ctx context.Context, p auth.Principal, incid
 		return Errorf(CodeInvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
 	}
 	return unavailable("the workflow service", err)
+}
+
+// contextFits refuses new context for a pass when the incident's context would
+// exceed IncidentContextLimits. The pass records the entry later, in its own
+// transaction; a concurrent addition can slip past this check once, and what
+// an agent reads stays bounded by the analyzer either way.
+func (s *Investigations) contextFits(ctx context.Context, inc *models.Incident, text string) error {
+	n, b, err := s.store.ContextUsage(ctx, inc.TenantID, inc.ID)
+	if err != nil {
+		return unavailable("the database", err)
+	}
+	lim := IncidentContextLimits
+	if n >= lim.Entries || b+len(text) > lim.Bytes {
+		return contextError(&models.ContextLimitError{Limits: lim, Entries: n, Bytes: b, Adding: len(text)})
+	}
+	return nil
+}
+
+// contextError answers a refused context entry with the limit it hit.
+func contextError(err error) error {
+	var full *models.ContextLimitError
+	if !errors.As(err, &full) {
+		return unavailable("the database", err)
+	}
+	if full.Entries >= full.Limits.Entries {
+		return validation("context: this incident already holds %d context entries, the most one incident may hold", full.Limits.Entries)
+	}
+	return validation("context: an incident's context is limited to %d bytes in all; it holds %d and this entry has %d",
+		full.Limits.Bytes, full.Bytes, full.Adding)
 }
 
 func validAgents(agents []string) error {

@@ -43,6 +43,9 @@ func NewOAuth(accounts *Accounts, c config.OAuthConfig, stateSigner *auth.Signer
 type oauthState struct {
 	Provider string `json:"p"`
 	Nonce    string `json:"n"`
+	// User is set when a signed-in user started the flow to link the
+	// identity to their own account.
+	User string `json:"u,omitempty"`
 }
 
 func (o *OAuth) provider(name string) (config.OAuthProvider, error) {
@@ -58,12 +61,23 @@ func (o *OAuth) provider(name string) (config.OAuthProvider, error) {
 
 // LoginURL returns where to send the browser, and the nonce to keep in its cookie.
 func (o *OAuth) LoginURL(name string) (redirect, nonce string, err error) {
+	return o.authorizationURL(name, "")
+}
+
+// LinkURL starts linking an identity of the named provider to the caller's own
+// account: the same flow as sign-in, with the caller's user id sealed in the
+// state, so the callback links that identity to this account and no other.
+func (o *OAuth) LinkURL(name string, p auth.Principal) (redirect, nonce string, err error) {
+	return o.authorizationURL(name, p.UserID)
+}
+
+func (o *OAuth) authorizationURL(name, userID string) (redirect, nonce string, err error) {
 	p, err := o.provider(name)
 	if err != nil {
 		return "", "", err
 	}
 	nonce = auth.RandomToken(16)
-	state, err := o.state.Seal(oauthState{Provider: name, Nonce: nonce}, 10*time.Minute)
+	state, err := o.state.Seal(oauthState{Provider: name, Nonce: nonce, User: userID}, 10*time.Minute)
 	if err != nil {
 		return "", "", err
 	}
@@ -90,8 +104,10 @@ type identity struct {
 }
 
 // Callback completes the flow: checks state against the cookie nonce, exchanges the
-// code, reads the verified e-mail, then signs the user in — linking an existing
-// account with that e-mail, or creating a tenant when sign-up is open.
+// code and reads the verified e-mail. A link flow links the identity to the
+// account that started it and signs that account in. A sign-in finds the
+// account linked to the identity, else links an account with that e-mail only
+// when its address was verified, else creates a tenant when sign-up is open.
 func (o *OAuth) Callback(ctx context.Context, name, code, state, cookieNonce string) (TokenPair, error) {
 	p, err := o.provider(name)
 	if err != nil {
@@ -111,6 +127,9 @@ func (o *OAuth) Callback(ctx context.Context, name, code, state, cookieNonce str
 	id, err := o.identify(ctx, p, name, token)
 	if err != nil {
 		return TokenPair{}, err
+	}
+	if st.User != "" {
+		return o.link(ctx, name, st.User, id)
 	}
 	return o.signIn(ctx, name, id)
 }
@@ -218,13 +237,23 @@ func (o *OAuth) do(req *http.Request, out any) error {
 	return nil
 }
 
+// signIn signs in the account linked to the identity. An account that only
+// shares the e-mail is linked automatically only when its address was
+// verified: a password sign-up proves nothing about the address, and linking it
+// would hand the account to whoever registered that address at the provider.
 func (o *OAuth) signIn(ctx context.Context, provider string, id identity) (TokenPair, error) {
 	a := o.accounts
 	u, err := a.store.UserByOAuth(ctx, provider, id.Subject)
 	if errors.Is(err, models.ErrNotFound) {
 		u, err = a.store.UserByEmail(ctx, id.Email)
-		if err == nil {
-			err = a.store.LinkOAuth(ctx, u.ID, provider, id.Subject)
+		switch {
+		case err == nil && u.EmailVerifiedAt == nil:
+			return TokenPair{}, Errorf(CodeEmailTaken, "an account with this e-mail already exists; sign in to it and link %s from there (POST /v1/oauth/%s/link)", provider, provider)
+		case err == nil:
+			err = a.store.LinkOAuth(ctx, u.ID, provider, id.Subject, nil)
+			if errors.Is(err, models.ErrConflict) {
+				return TokenPair{}, Errorf(CodeIdentityLinked, "the account with this e-mail signs in with another identity")
+			}
 		}
 	}
 	if errors.Is(err, models.ErrNotFound) {
@@ -234,6 +263,37 @@ func (o *OAuth) signIn(ctx context.Context, provider string, id identity) (Token
 		if _, ok := AsError(err); ok {
 			return TokenPair{}, err
 		}
+		return TokenPair{}, unavailable("the database", err)
+	}
+	return a.issue(ctx, u)
+}
+
+// link links the identity to the signed-in account that started the flow, and
+// signs that account in. The provider's verified address, when it is the
+// account's, marks the account's e-mail verified. A link that changes no row
+// (the account already has an identity) or takes an identity another account
+// holds is refused.
+func (o *OAuth) link(ctx context.Context, provider, userID string, id identity) (TokenPair, error) {
+	a := o.accounts
+	u, err := a.store.UserByID(ctx, userID)
+	if errors.Is(err, models.ErrNotFound) {
+		return TokenPair{}, Errorf(CodeUnauthorized, "the account that started this link no longer exists")
+	}
+	if err != nil {
+		return TokenPair{}, unavailable("the database", err)
+	}
+	if holder, err := a.store.UserByOAuth(ctx, provider, id.Subject); err == nil && holder.ID == u.ID {
+		return a.issue(ctx, u)
+	}
+	var verified *time.Time
+	if strings.EqualFold(id.Email, u.Email) {
+		now := a.now().UTC()
+		verified = &now
+	}
+	switch err := a.store.LinkOAuth(ctx, u.ID, provider, id.Subject, verified); {
+	case errors.Is(err, models.ErrConflict):
+		return TokenPair{}, Errorf(CodeIdentityLinked, "this account already has a linked identity, or this %s identity belongs to another account", provider)
+	case err != nil:
 		return TokenPair{}, unavailable("the database", err)
 	}
 	return a.issue(ctx, u)
@@ -253,7 +313,7 @@ func (o *OAuth) createOAuthUser(ctx context.Context, provider string, id identit
 	t.ID, t.Name, t.CreatedAt = models.NewID("ten"), name+"'s workspace", now
 	u := &models.User{
 		ID: models.NewID("usr"), Email: strings.ToLower(id.Email), Name: name, Role: models.RoleOwner,
-		OAuthProvider: provider, OAuthSubject: id.Subject, CreatedAt: now,
+		OAuthProvider: provider, OAuthSubject: id.Subject, EmailVerifiedAt: &now, CreatedAt: now,
 	}
 	if err := a.store.CreateTenantWithOwner(ctx, &t, u); err != nil {
 		return nil, err

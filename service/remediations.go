@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -32,16 +33,17 @@ const (
 type Remediations struct {
 	store        *models.Store
 	temporal     client.Client
-	sqlTargets   map[string]string
+	sqlTargets   activities.SQLTargets
 	allowPrivate bool
 	now          func() time.Time
 }
 
 // NewRemediations wires the remediation service. sqlTargets are the configured
-// target databases, against which sql_migration steps are validated;
+// target databases and who may use each, against which sql_migration steps are
+// validated;
 // allowPrivate is EGRESS_ALLOW_PRIVATE, so step URLs the egress client would
 // refuse are refused when the runbook is created.
-func NewRemediations(store *models.Store, tc client.Client, sqlTargets map[string]string, allowPrivate bool) *Remediations {
+func NewRemediations(store *models.Store, tc client.Client, sqlTargets activities.SQLTargets, allowPrivate bool) *Remediations {
 	return &Remediations{store: store, temporal: tc, sqlTargets: sqlTargets, allowPrivate: allowPrivate, now: time.Now}
 }
 
@@ -54,9 +56,10 @@ type RunbookInput struct {
 }
 
 // CreateRunbook validates and stores a runbook: known categories, and steps whose
-// types are implemented executors with well-formed params and templates.
+// types are implemented executors with well-formed params, templates of the
+// allowed forms in allowed places, and SQL targets the tenant may use.
 func (s *Remediations) CreateRunbook(ctx context.Context, p auth.Principal, in RunbookInput) (*models.Runbook, error) {
-	if err := s.validRunbook(&in); err != nil {
+	if err := s.validRunbook(&in, p.TenantID); err != nil {
 		return nil, err
 	}
 	rb := &models.Runbook{ID: models.NewID("rb"), TenantID: p.TenantID, Name: in.Name, Description: in.Description,
@@ -67,7 +70,7 @@ func (s *Remediations) CreateRunbook(ctx context.Context, p auth.Principal, in R
 	return rb, nil
 }
 
-func (s *Remediations) validRunbook(in *RunbookInput) error {
+func (s *Remediations) validRunbook(in *RunbookInput, tenantID string) error {
 	in.Name, in.Description = strings.TrimSpace(in.Name), strings.TrimSpace(in.Description)
 	if n := utf8.RuneCountInString(in.Name); n == 0 || n > 200 {
 		return validation("name is required and must be at most 200 characters")
@@ -91,9 +94,12 @@ func (s *Remediations) validRunbook(in *RunbookInput) error {
 		if st.Params == nil {
 			st.Params = map[string]any{}
 		}
-		if err := activities.ValidateStep(st.Type, st.Params, s.sqlTargets, s.allowPrivate); err != nil {
+		if err := activities.ValidateStep(st.Type, st.Params, s.sqlTargets, tenantID, s.allowPrivate); err != nil {
 			return validation("steps[%d]: %v", i, err)
 		}
+	}
+	if b, _ := json.Marshal(in.Steps); len(b) > activities.MaxPlanBytes {
+		return validation("steps must be at most %d bytes as JSON, got %d", activities.MaxPlanBytes, len(b))
 	}
 	return nil
 }

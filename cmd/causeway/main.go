@@ -1,6 +1,6 @@
 // Command causeway is the all-in-one entry point: `causeway run` starts the whole
 // product with no external services (embedded Temporal and its UI, SQLite, the
-// offline analyzer), and the admin commands (migrate) run against any
+// offline analyzer), and the admin commands (migrate, tenant) run against any
 // configuration.
 package main
 
@@ -28,6 +28,7 @@ const usage = `usage: causeway [--config FILE] COMMAND
 commands:
   run       start API, worker and (unless CAUSEWAY_TEMPORAL_ADDRESS is set) an embedded Temporal server with its UI
   migrate   create or update the database schema
+  tenant    operator commands for tenants (tenant create --name … --owner-email …)
   eval DIR  run every scenario of DIR through the real pipeline and report accuracy
   demo      start Prometheus with a bundled scenario and everything of run, then investigate an alert from its live data
 `
@@ -57,6 +58,8 @@ func run(args []string) error {
 		return evaluate(ctx, *cfgPath, fs.Arg(1), os.Stdout)
 	case "demo":
 		return runDemo(ctx, *cfgPath)
+	case "tenant":
+		return tenantCommand(ctx, *cfgPath, fs.Args()[1:], os.Stdout)
 	default:
 		fs.Usage()
 		return errors.New("unknown or missing command")
@@ -64,22 +67,33 @@ func run(args []string) error {
 }
 
 func migrate(ctx context.Context, cfgPath string) error {
-	cfg, err := config.Load(cfgPath, config.ModeProduction)
-	if err != nil {
-		return err
-	}
-	log := app.NewLogger(cfg.LogLevel)
-	// Only the database: migrating needs neither Temporal nor Redis.
-	store, err := models.Open(ctx, cfg.DatabaseURL, cfg.SQLitePath())
+	cfg, store, err := migratedStore(ctx, cfgPath)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := store.Migrate(ctx); err != nil {
-		return err
-	}
+	log := app.NewLogger(cfg.LogLevel)
 	log.Info("database schema is up to date", slog.String("database", store.Dialect()))
 	return nil
+}
+
+// migratedStore loads the production configuration and opens its database
+// with the schema up to date: all that the admin commands need (neither
+// Temporal nor Redis).
+func migratedStore(ctx context.Context, cfgPath string) (*config.Config, *models.Store, error) {
+	cfg, err := config.Load(cfgPath, config.ModeProduction)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := models.Open(ctx, cfg.DatabaseURL, cfg.SQLitePath())
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := store.Migrate(ctx); err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return cfg, store, nil
 }
 
 // runAll is `make run`: every part of the product in one process.
@@ -118,6 +132,7 @@ func runAll(ctx context.Context, cfgPath string) error {
 	}
 	go a.Dispatcher().Run(ctx, time.Second)
 	go a.Relay().Run(ctx, time.Second)
+	go a.Reconciler().Run(ctx, 30*time.Second)
 
 	printBanner(a.PublicURL(), a.DashboardURL(), uiURL, temporalAddr)
 	return a.Serve(ctx, a.Router())

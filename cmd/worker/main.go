@@ -1,6 +1,7 @@
 // Command worker runs Causeway's Temporal workflows and activities in production,
-// the dispatcher that starts the workflow of any incident still without one, and
-// the relay that delivers recorded outbound events.
+// the dispatcher that starts the workflow of any incident still without one, the
+// reconciler that does the same for proposed remediations, and the relay that
+// delivers recorded outbound events.
 package main
 
 import (
@@ -25,6 +26,7 @@ func main() {
 		}
 		a.Log.Info("worker polling", "task_queue", a.Config.TemporalTaskQueue)
 		go a.Relay().Run(ctx, time.Second)
+		go a.Reconciler().Run(ctx, 30*time.Second)
 		a.Dispatcher().Run(ctx, time.Second)
 		return nil
 	})

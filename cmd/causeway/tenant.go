@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/service"
+)
+
+const tenantUsage = `usage: causeway [--config FILE] tenant SUBCOMMAND
+
+subcommands:
+  create --name NAME --owner-email EMAIL [--owner-name NAME]
+            create a tenant and its owner, and print once a one-time token the
+            owner exchanges for a password (POST /auth/reset-password)
+`
+
+// tenantCommand dispatches the operator's tenant sub-commands. Each writes
+// what the operator must see to out, and nothing secret to any log.
+func tenantCommand(ctx context.Context, cfgPath string, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(out, tenantUsage)
+		return errors.New("tenant: missing sub-command")
+	}
+	switch args[0] {
+	case "create":
+		return tenantCreate(ctx, cfgPath, args[1:], out)
+	default:
+		fmt.Fprint(out, tenantUsage)
+		return fmt.Errorf("tenant: unknown sub-command %q", args[0])
+	}
+}
+
+// tenantCreate is `causeway tenant create`: the way an operator opens the
+// first tenant (and any other) when self-service sign-up is off. The owner's
+// way in is a one-time token printed here and nowhere else: only its hash is
+// stored, it expires, and it is spent by the owner choosing a password.
+func tenantCreate(ctx context.Context, cfgPath string, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("tenant create", flag.ContinueOnError)
+	fs.SetOutput(out)
+	name := fs.String("name", "", "the tenant's name")
+	email := fs.String("owner-email", "", "the owner's e-mail address (their login)")
+	ownerName := fs.String("owner-name", "", "the owner's name (default: the e-mail's local part)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("tenant create: unexpected argument %q", fs.Arg(0))
+	}
+	cfg, store, err := migratedStore(ctx, cfgPath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	// Only the account operations are used: no tokens are issued here.
+	accounts := service.NewAccounts(store, auth.NewTokens(cfg.AuthJWTSecret, cfg.AuthIssuer, cfg.AuthAudience, cfg.AuthTokenTTL, models.ValidRole),
+		service.AccountsConfig{RefreshTTL: cfg.AuthRefreshTTL, QuotaEvents: cfg.QuotaEventsPerMonth, QuotaInvestigations: cfg.QuotaInvestigationsPerMonth})
+	t, err := accounts.CreateTenant(ctx, service.CreateTenantInput{Name: *name, OwnerEmail: *email, OwnerName: *ownerName})
+	if err != nil {
+		if e, ok := service.AsError(err); ok {
+			return fmt.Errorf("tenant create: %s", e.Message)
+		}
+		return err
+	}
+	base := strings.TrimRight(cfg.PublicURL, "/")
+	if base == "" {
+		base = "http://" + cfg.HTTPAddr
+	}
+	fmt.Fprintf(out, `Tenant created.
+
+  tenant id  %s
+  owner      %s (%s)
+
+One-time token for the owner, valid until %s. It is shown only now and
+is not stored anywhere readable; hand it to the owner over a private channel:
+
+  %s
+
+The owner chooses a password with it (and is signed in):
+
+  curl -s -X POST %s/auth/reset-password -H 'Content-Type: application/json' \
+    -d '{"token":"<the token>","password":"<a new password, at least %d characters>"}'
+
+A lost or expired token: delete nothing, run this command for a new tenant, or
+ask an owner of the tenant to add the person with POST /v1/users.
+`, t.TenantID, t.OwnerEmail, t.UserID, t.ExpiresAt.Format(time.RFC3339), t.ResetToken, base, auth.MinPasswordLength)
+	return nil
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/causeway/causeway/app"
+	"github.com/causeway/causeway/config"
+	"github.com/causeway/causeway/internal/testdb"
+)
+
+// TestTenantCreate runs `causeway tenant create` against a real database: it
+// creates the tenant and its owner and prints, once, a one-time token. The
+// owner exchanges it for a password at POST /auth/reset-password and is signed
+// in; the token then no longer works, and only its hash was ever stored.
+func TestTenantCreate(t *testing.T) {
+	dir := t.TempDir()
+	dbURL := testdb.URL(t)
+	for k, v := range map[string]string{
+		"CAUSEWAY_DATABASE_URL": dbURL, "CAUSEWAY_DATA_DIR": dir, "CAUSEWAY_LOG_LEVEL": "warn",
+		"CAUSEWAY_AUTH_JWT_SECRET": strings.Repeat("s", 40), "CAUSEWAY_SECRETS_KEY": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		"CAUSEWAY_PUBLIC_URL": "https://causeway.example.com",
+	} {
+		t.Setenv(k, v)
+	}
+	ctx := context.Background()
+	var out bytes.Buffer
+	if err := tenantCommand(ctx, "", []string{"create", "--name", "Acme Corp", "--owner-email", "Boss@Example.com", "--owner-name", "Bo Ss"}, &out); err != nil {
+		t.Fatalf("tenant create: %v\n%s", err, out.String())
+	}
+	printed := out.String()
+	m := regexp.MustCompile(`(?m)^\s+(crt_[A-Za-z0-9_-]+)\s*$`).FindStringSubmatch(printed)
+	if m == nil || !strings.Contains(printed, "ten_") || !strings.Contains(printed, "https://causeway.example.com/auth/reset-password") {
+		t.Fatalf("output does not give a way in:\n%s", printed)
+	}
+	token := m[1]
+
+	for _, bad := range [][]string{{"create", "--owner-email", "x@example.com"}, {"create", "--name", "x", "--owner-email", "not-an-address"}, {"nope"}} {
+		if err := tenantCommand(ctx, "", bad, io.Discard); err == nil {
+			t.Errorf("tenant %v accepted", bad)
+		}
+	}
+	if err := tenantCommand(ctx, "", []string{"create", "--name", "Again", "--owner-email", "boss@example.com"}, io.Discard); err == nil {
+		t.Error("a second tenant for the same owner e-mail was created")
+	}
+
+	cfg, err := config.Load("", config.ModeProduction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var stored int64
+	a.Store.DB().Table("password_reset_tokens").Where("token_hash = ?", token).Count(&stored)
+	if stored != 0 {
+		t.Fatal("the token is stored in plain text")
+	}
+	srv := httptest.NewServer(a.Router())
+	defer srv.Close()
+	post := func(path string, body any) (int, map[string]any) {
+		raw, _ := json.Marshal(body)
+		resp, err := http.Post(srv.URL+path, "application/json", bytes.NewReader(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var m map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&m)
+		return resp.StatusCode, m
+	}
+	if st, _ := post("/auth/login", map[string]string{"email": "boss@example.com", "password": ""}); st != http.StatusUnauthorized {
+		t.Fatalf("login before the password is set: %d", st)
+	}
+	if st, body := post("/auth/reset-password", map[string]string{"token": token, "password": "short"}); st != http.StatusBadRequest {
+		t.Fatalf("short password: %d %v", st, body)
+	}
+	st, body := post("/auth/reset-password", map[string]string{"token": token, "password": "a long new password"})
+	if st != http.StatusOK || body["accessToken"] == nil {
+		t.Fatalf("reset: %d %v", st, body)
+	}
+	if st, body := post("/auth/reset-password", map[string]string{"token": token, "password": "another new password"}); st != http.StatusUnauthorized {
+		t.Fatalf("token used twice: %d %v", st, body)
+	}
+	st, body = post("/auth/login", map[string]string{"email": "boss@example.com", "password": "a long new password"})
+	if st != http.StatusOK {
+		t.Fatalf("login with the new password: %d %v", st, body)
+	}
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/users", nil)
+	req.Header.Set("Authorization", "Bearer "+body["accessToken"].(string))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var users struct {
+		Users []struct{ Email, Name, Role string } `json:"users"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&users)
+	if len(users.Users) != 1 || users.Users[0].Role != "owner" || users.Users[0].Name != "Bo Ss" || users.Users[0].Email != "boss@example.com" {
+		t.Fatalf("users %+v", users)
+	}
+}
