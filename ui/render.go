@@ -250,6 +250,7 @@ var notices = map[string]string{
 	"created":       "Incident opened.",
 	"revoked":       "API key revoked. Webhooks that use it are refused from now on.",
 	"deleted":       "Deleted.",
+	"source-added":  "Data source added. Agents query it from the next investigation on.",
 	"runbook":       "Runbook saved. Investigations that match it will propose it as a remediation.",
 	"user":          "User added.",
 	"welcome":       "Welcome to Causeway. Create an API key to connect your monitoring tools.",

@@ -40,6 +40,7 @@ type Options struct {
 	Remediations     *service.Remediations
 	APIKeys          *service.APIKeys
 	WebhookEndpoints *service.WebhookEndpoints
+	DataSources      *service.DataSources
 	Analytics        *service.Analytics
 	// PublicURL is the configured address where browsers and monitoring tools
 	// reach this process: an https one makes cookies Secure behind a proxy
