@@ -1,6 +1,7 @@
 // Package datasources is how Causeway's agents query a tenant's own systems
 // instead of reading only the alert: one client per kind of system
-// (prometheus.go, postgres.go, probe.go), each returning typed readings
+// (prometheus.go, postgres.go, probe.go, loki.go, elasticsearch.go,
+// kubernetes.go), each returning typed readings
 // (analyzer.Reading), and plans.go, the query plan per agent and source type as
 // plain data. scope.go turns an incident's alert into the service, label
 // matchers and time window every query is limited to.
@@ -11,6 +12,7 @@ package datasources
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -153,6 +155,7 @@ const (
 // HTTP client and dialer, so every connection obeys the allowlist.
 type Connector struct {
 	opts   Options
+	egress egress.Options
 	http   *http.Client
 	dialer *net.Dialer
 }
@@ -170,7 +173,15 @@ func NewConnector(o Options) *Connector {
 	}
 	eo := egress.Options{AllowNetworks: o.AllowNetworks, Timeout: o.QueryTimeout,
 		ResponseHeaderTimeout: o.QueryTimeout, MaxResponseBytes: maxResponseBytes, MaxRedirects: -1}
-	return &Connector{opts: o, http: egress.NewClient(eo), dialer: egress.NewDialer(eo)}
+	return &Connector{opts: o, egress: eo, http: egress.NewClient(eo), dialer: egress.NewDialer(eo)}
+}
+
+// clientWithRoots is the guarded client verifying servers against roots
+// instead of the system's, for a source with its own CA.
+func (c *Connector) clientWithRoots(roots *x509.CertPool) *http.Client {
+	eo := c.egress
+	eo.RootCAs = roots
+	return egress.NewClient(eo)
 }
 
 // Options returns the connector's policy and limits.
