@@ -286,8 +286,10 @@ func changeHits(c *corpus) []hit {
 			out = append(out, hit{cat: cat, stance: StanceSupports, str: str, what: what + " shortly before the symptoms began", roles: rDeploy, citation: cite(best)})
 			if li, ok := firstGatheredError(c, isChange, on); ok {
 				// The logs a query returned date the first error: quoting it
-				// cites the query that shows when the symptoms began.
-				out = append(out, hit{cat: cat, stance: StanceSupports, str: str - 0.05, roles: rDeploy,
+				// cites the query that shows when the symptoms began. The
+				// logs agent, which read those lines, makes the same
+				// judgement on its own reading of them.
+				out = append(out, hit{cat: cat, stance: StanceSupports, str: str - 0.05, roles: rDepLog,
 					what: fmt.Sprintf("the first error in the logs %d minute(s) after %s", bd, what), citation: cite(change{li: li})})
 			}
 		case len(after) > 0:
