@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
@@ -210,8 +211,21 @@ func (c *Connector) Run(ctx context.Context, cfg Config, q Query) (Result, error
 		return Result{}, err
 	}
 	res.Readings = capReadings(res.Readings, c.opts.ResultCap)
-	res.Text = clip.To(res.Text, c.opts.ResultCap)
+	res.Text = capText(res.Text, c.opts.ResultCap)
 	return res, nil
+}
+
+// capText keeps the leading whole lines of text within limit bytes, so every
+// line an agent quotes is a line the system returned; a first line longer
+// than limit is cut, its end marked.
+func capText(text string, limit int) string {
+	if len(text) <= limit {
+		return text
+	}
+	if nl := strings.LastIndexByte(text[:limit+1], '\n'); nl > 0 {
+		return text[:nl]
+	}
+	return clip.To(text, limit-len("…"))
 }
 
 // Test opens cfg's client and makes one round trip within the query timeout.

@@ -89,3 +89,29 @@ func TestLokiErrors(t *testing.T) {
 		t.Fatalf("bad service label: %v", err)
 	}
 }
+
+// TestLogAnswersAreBounded: however long and many the lines, an answer keeps
+// at most lokiLineLimit lines, each cut short, within the result cap.
+func TestLogAnswersAreBounded(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	var lines []clusterlab.LogLine
+	for i := 0; i < 400; i++ {
+		lines = append(lines, clusterlab.LogLine{At: now.Add(-20*time.Minute + time.Duration(i)*time.Second), Text: "level=error " + strings.Repeat("x", 8000)})
+	}
+	srv := clusterlab.Loki(t, "acme", []clusterlab.Stream{{Labels: map[string]string{"service_name": "checkout"}, Lines: lines}})
+	c := NewConnector(Options{AllowNetworks: loopback, ResultCap: 4 << 10})
+	cfg := Config{ID: "l", Name: "logs", Type: TypeLoki, URL: srv.URL, Auth: Auth{Headers: map[string]string{"X-Scope-OrgID": "acme"}}}
+	res := runPlan(t, c, cfg, alertScope(now))
+	text := res["error_lines"].Text
+	if len(text) > 4<<10 || !strings.HasPrefix(text, lines[0].At.Format("2006-01-02T15:04:05.000Z")) {
+		t.Fatalf("%d bytes, starting %q", len(text), text[:min(len(text), 40)])
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if len(l) > logLineBytes+60 {
+			t.Fatalf("a line of %d bytes", len(l))
+		}
+	}
+	if only(t, res, "error_count").Value != 400 {
+		t.Fatalf("count: %+v", res["error_count"].Readings)
+	}
+}
