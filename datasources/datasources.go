@@ -78,12 +78,15 @@ type Query struct {
 	Type   string
 	// Entry names the plan entry (PlanEntry.ID).
 	Entry string
-	// Text is the query exactly as it runs: PromQL, SQL or a probe.
-	Text   string
-	Roles  []string
-	Start  time.Time
-	End    time.Time
-	Step   time.Duration
+	// Text is the query exactly as it runs: PromQL, SQL, a probe, LogQL, an
+	// Elasticsearch request or Kubernetes paths.
+	Text  string
+	Roles []string
+	Start time.Time
+	End   time.Time
+	Step  time.Duration
+	// Target is a probe's endpoint, or the service whose objects a
+	// Kubernetes list keeps.
 	Target string `json:",omitempty"`
 }
 

@@ -101,8 +101,8 @@ func Elasticsearch(t testing.TB, user, password string, indices map[string][]Doc
 		}
 		total := len(hits)
 		for _, s := range body.Sort {
-			for f, spec := range s {
-				desc := fmt.Sprint(spec.(map[string]any)["order"]) == "desc"
+			for f, clause := range s {
+				desc := fmt.Sprint(clause.(map[string]any)["order"]) == "desc"
 				sort.SliceStable(hits, func(i, j int) bool {
 					a, b := fmt.Sprint(lookup(hits[i], f)), fmt.Sprint(lookup(hits[j], f))
 					return (a < b) != desc
@@ -155,24 +155,24 @@ func matches(q map[string]any, d Doc) (bool, error) {
 		return true, nil
 	}
 	for typ, raw := range q {
-		spec, _ := raw.(map[string]any)
+		clause, _ := raw.(map[string]any)
 		switch typ {
 		case "bool":
 			for _, occ := range []string{"filter", "must"} {
-				for _, c := range clauses(spec[occ]) {
+				for _, c := range clauses(clause[occ]) {
 					if ok, err := matches(c, d); err != nil || !ok {
 						return false, err
 					}
 				}
 			}
-			for _, c := range clauses(spec["must_not"]) {
+			for _, c := range clauses(clause["must_not"]) {
 				if ok, err := matches(c, d); err != nil || ok {
 					return false, err
 				}
 			}
-			should := clauses(spec["should"])
+			should := clauses(clause["should"])
 			min := 0
-			if v, ok := spec["minimum_should_match"].(float64); ok {
+			if v, ok := clause["minimum_should_match"].(float64); ok {
 				min = int(v)
 			}
 			n := 0
@@ -189,13 +189,13 @@ func matches(q map[string]any, d Doc) (bool, error) {
 				return false, nil
 			}
 		case "term":
-			for f, v := range spec {
+			for f, v := range clause {
 				if fmt.Sprint(lookup(d, f)) != fmt.Sprint(v) {
 					return false, nil
 				}
 			}
 		case "terms":
-			for f, vs := range spec {
+			for f, vs := range clause {
 				got, found := fmt.Sprint(lookup(d, f)), false
 				for _, v := range vs.([]any) {
 					found = found || got == fmt.Sprint(v)
@@ -205,7 +205,7 @@ func matches(q map[string]any, d Doc) (bool, error) {
 				}
 			}
 		case "range":
-			for f, b := range spec {
+			for f, b := range clause {
 				at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(lookup(d, f)))
 				if err != nil {
 					return false, nil
@@ -223,7 +223,7 @@ func matches(q map[string]any, d Doc) (bool, error) {
 				}
 			}
 		case "match":
-			for f, v := range spec {
+			for f, v := range clause {
 				words := strings.Fields(strings.ToLower(fmt.Sprint(lookup(d, f))))
 				found := false
 				for _, w := range strings.Fields(strings.ToLower(fmt.Sprint(v))) {
@@ -236,7 +236,7 @@ func matches(q map[string]any, d Doc) (bool, error) {
 				}
 			}
 		case "exists":
-			if lookup(d, fmt.Sprint(spec["field"])) == nil {
+			if lookup(d, fmt.Sprint(clause["field"])) == nil {
 				return false, nil
 			}
 		default:
