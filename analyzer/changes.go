@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -173,6 +174,23 @@ func onset(c *corpus, isChange []bool) (stamp, bool) {
 	return best, true
 }
 
+// firstGatheredError is the line of a data source's answer (not pasted
+// context) that dates the onset: the first error-level line at on.
+func firstGatheredError(c *corpus, isChange []bool, on stamp) (int, bool) {
+	for i := range c.lines {
+		l := &c.lines[i]
+		if l.src != "context" || l.entry < len(c.in.Context) || isChange[i] || isSeriesLine(l.text) || !errorishRe.MatchString(l.text) {
+			continue
+		}
+		if s, ok := firstStamp(l.text); ok {
+			if d, ok := minutesBetween(s, on); ok && d == 0 {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
 type change struct {
 	li     int
 	config bool
@@ -266,6 +284,14 @@ func changeHits(c *corpus) []hit {
 				str -= 0.15
 			}
 			out = append(out, hit{cat: cat, stance: StanceSupports, str: str, what: what + " shortly before the symptoms began", roles: rDeploy, citation: cite(best)})
+			if li, ok := firstGatheredError(c, isChange, on); ok {
+				// The logs a query returned date the first error: quoting it
+				// cites the query that shows when the symptoms began. The
+				// logs agent, which read those lines, makes the same
+				// judgement on its own reading of them.
+				out = append(out, hit{cat: cat, stance: StanceSupports, str: str - 0.05, roles: rDepLog,
+					what: fmt.Sprintf("the first error in the logs %d minute(s) after %s", bd, what), citation: cite(change{li: li})})
+			}
 		case len(after) > 0:
 			out = append(out, hit{cat: cat, stance: StanceRefutes, str: 0.55, what: what + " as trigger (the change came after the symptoms began)", roles: rDeploy, citation: cite(after[0])})
 		case len(old) > 0:

@@ -112,7 +112,9 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 	}
 	c := buildCorpus(BoundInput(in.ForRole(role)))
 	var hits []hit
-	readings := func(c *corpus) []hit { return readingHits(c.in.Gathered, role) }
+	readings := func(c *corpus) []hit {
+		return append(readingHits(c.in.Gathered, role), rolloutHits(c.in.Gathered, role)...)
+	}
 	for _, phase := range []func(*corpus) []hit{ruleHits, numericHits, readings, statedChangeHits} {
 		if err := ctx.Err(); err != nil {
 			return rep, err

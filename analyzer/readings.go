@@ -77,6 +77,19 @@ const (
 	// SignalConsumerLag: Value is the consumer group's lag at the end of the
 	// window, Baseline at its start.
 	SignalConsumerLag = "consumer_lag"
+	// SignalLogErrors: Value is the number of error-level log lines in the
+	// window, At the first of them.
+	SignalLogErrors = "log_errors"
+	// SignalContainerStatus: one container of a pod as the Kubernetes API
+	// reports it; Value is its restart count, At its last termination (else
+	// its start). Labels: pod, container, replicaset, phase, ready,
+	// waiting (a waiting reason such as CrashLoopBackOff), reason and
+	// exit_code (of the last termination).
+	SignalContainerStatus = "container_status"
+	// SignalRollout: one ReplicaSet of a Deployment; Value is its revision,
+	// At its creation (when that revision rolled out). Labels: deployment,
+	// replicaset, image, ready ("ready/desired" pods).
+	SignalRollout = "rollout"
 )
 
 // Units a Reading's value can be in; they decide how a line renders it.
@@ -309,6 +322,12 @@ func judge(r *Reading) (judgement, bool) {
 		if r.Labels["reason"] != "" {
 			return describes(0.3, "a container last terminated with reason %s", r.Labels["reason"])
 		}
+	case SignalLogErrors:
+		if r.Value >= 1 {
+			return describes(0.35, "%s error log line(s) in the window, the first at %s", formatValue(r.Value, UnitCount, r.At), r.At.UTC().Format(time.RFC3339))
+		}
+	case SignalContainerStatus:
+		return judgeContainer(r)
 	case SignalCPUUsage:
 		return against(CategoryCPUSaturation, 0.9, 0.5, 0.55, 0.75, 0.3, "CPU use at %.0f%% of its limit")
 	case SignalCPUThrottling:
@@ -436,6 +455,33 @@ func judge(r *Reading) (judgement, bool) {
 		}
 	}
 	return judgement{}, false
+}
+
+// judgeContainer reads a container's state: the kernel's OOM killer ends a
+// container as OOMKilled with exit code 137 (128 + SIGKILL); 137 without
+// that reason is a SIGKILL whose sender is unknown, most often the same
+// killer seen through a runtime that did not record it.
+func judgeContainer(r *Reading) (judgement, bool) {
+	reason, code, waiting := r.Labels["reason"], r.Labels["exit_code"], r.Labels["waiting"]
+	switch {
+	case strings.EqualFold(reason, "OOMKilled"):
+		return supports(CategoryMemoryExhaustion, ramp(r.Value, 1, 5, 0.88, 0.93), "container %s terminated as OOMKilled (exit code %s) after %s restart(s)",
+			r.Labels["container"], firstOr(code, "137"), formatValue(r.Value, UnitCount, r.At))
+	case code == "137":
+		return supports(CategoryMemoryExhaustion, 0.55, "container %s killed with exit code 137 (SIGKILL, as the OOM killer sends)", r.Labels["container"])
+	case waiting != "":
+		return describes(0.4, "container %s waiting in %s", r.Labels["container"], waiting)
+	case r.Value >= 1 && reason != "":
+		return describes(0.3, "container %s restarted %s time(s), last terminated as %s", r.Labels["container"], formatValue(r.Value, UnitCount, r.At), reason)
+	}
+	return judgement{}, false
+}
+
+func firstOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }
 
 // readingsPerSignal bounds the findings one signal yields in one agent's

@@ -33,9 +33,10 @@ func TestDataSourcesAPI(t *testing.T) {
 		body  map[string]any
 		field string
 	}{
-		{map[string]any{"name": "l", "type": "loki", "url": "http://127.0.0.1:3100"}, "type"},
-		{map[string]any{"name": "e", "type": "elasticsearch", "url": "http://127.0.0.1:9200"}, "type"},
-		{map[string]any{"name": "k", "type": "kubernetes", "url": "https://127.0.0.1:6443"}, "type"},
+		{map[string]any{"name": "g", "type": "graphite", "url": "http://127.0.0.1:8080"}, "type"},
+		{map[string]any{"name": "l", "type": "loki", "url": "http://127.0.0.1:3100", "settings": map[string]any{"serviceLabel": "no such"}}, "settings.serviceLabel"},
+		{map[string]any{"name": "e", "type": "elasticsearch", "url": "http://127.0.0.1:9200", "settings": map[string]any{"index": "../_all"}}, "settings.index"},
+		{map[string]any{"name": "k", "type": "kubernetes", "url": "https://127.0.0.1:6443", "settings": map[string]any{"caBundle": "x"}}, "settings.caBundle"},
 		{map[string]any{"name": "p", "type": "prometheus", "url": "not a url"}, "url"},
 		{map[string]any{"name": "p", "type": "prometheus", "url": "http://10.1.2.3:9090"}, "url"},
 		{map[string]any{"name": "p", "type": "prometheus", "url": prom.URL, "auth": map[string]any{"username": "admin"}}, "auth.password"},

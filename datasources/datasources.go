@@ -1,6 +1,7 @@
 // Package datasources is how Causeway's agents query a tenant's own systems
 // instead of reading only the alert: one client per kind of system
-// (prometheus.go, postgres.go, probe.go), each returning typed readings
+// (prometheus.go, postgres.go, probe.go, loki.go, elasticsearch.go,
+// kubernetes.go), each returning typed readings
 // (analyzer.Reading), and plans.go, the query plan per agent and source type as
 // plain data. scope.go turns an incident's alert into the service, label
 // matchers and time window every query is limited to.
@@ -11,11 +12,13 @@ package datasources
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
@@ -75,12 +78,15 @@ type Query struct {
 	Type   string
 	// Entry names the plan entry (PlanEntry.ID).
 	Entry string
-	// Text is the query exactly as it runs: PromQL, SQL or a probe.
-	Text   string
-	Roles  []string
-	Start  time.Time
-	End    time.Time
-	Step   time.Duration
+	// Text is the query exactly as it runs: PromQL, SQL, a probe, LogQL, an
+	// Elasticsearch request or Kubernetes paths.
+	Text  string
+	Roles []string
+	Start time.Time
+	End   time.Time
+	Step  time.Duration
+	// Target is a probe's endpoint, or the service whose objects a
+	// Kubernetes list keeps.
 	Target string `json:",omitempty"`
 }
 
@@ -153,6 +159,7 @@ const (
 // HTTP client and dialer, so every connection obeys the allowlist.
 type Connector struct {
 	opts   Options
+	egress egress.Options
 	http   *http.Client
 	dialer *net.Dialer
 }
@@ -170,7 +177,15 @@ func NewConnector(o Options) *Connector {
 	}
 	eo := egress.Options{AllowNetworks: o.AllowNetworks, Timeout: o.QueryTimeout,
 		ResponseHeaderTimeout: o.QueryTimeout, MaxResponseBytes: maxResponseBytes, MaxRedirects: -1}
-	return &Connector{opts: o, http: egress.NewClient(eo), dialer: egress.NewDialer(eo)}
+	return &Connector{opts: o, egress: eo, http: egress.NewClient(eo), dialer: egress.NewDialer(eo)}
+}
+
+// clientWithRoots is the guarded client verifying servers against roots
+// instead of the system's, for a source with its own CA.
+func (c *Connector) clientWithRoots(roots *x509.CertPool) *http.Client {
+	eo := c.egress
+	eo.RootCAs = roots
+	return egress.NewClient(eo)
 }
 
 // Options returns the connector's policy and limits.
@@ -199,8 +214,21 @@ func (c *Connector) Run(ctx context.Context, cfg Config, q Query) (Result, error
 		return Result{}, err
 	}
 	res.Readings = capReadings(res.Readings, c.opts.ResultCap)
-	res.Text = clip.To(res.Text, c.opts.ResultCap)
+	res.Text = capText(res.Text, c.opts.ResultCap)
 	return res, nil
+}
+
+// capText keeps the leading whole lines of text within limit bytes, so every
+// line an agent quotes is a line the system returned; a first line longer
+// than limit is cut, its end marked.
+func capText(text string, limit int) string {
+	if len(text) <= limit {
+		return text
+	}
+	if nl := strings.LastIndexByte(text[:limit+1], '\n'); nl > 0 {
+		return text[:nl]
+	}
+	return clip.To(text, limit-len("…"))
 }
 
 // Test opens cfg's client and makes one round trip within the query timeout.

@@ -55,7 +55,17 @@ var (
 	databaseOnly  = []string{analyzer.RoleDatabase}
 	networkOnly   = []string{analyzer.RoleNetwork}
 	networkMetric = []string{analyzer.RoleMetrics, analyzer.RoleNetwork}
+	// The deployments agent reads logs and the cluster too: the first error
+	// and the failing pods date the symptoms against a change.
+	logsDeploy  = []string{analyzer.RoleDeployments, analyzer.RoleLogs}
+	infraDeploy = []string{analyzer.RoleDeployments, analyzer.RoleInfrastructure}
+	deployOnly  = []string{analyzer.RoleDeployments}
 )
+
+// logErrorFilter is the line filter of the log queries: error-level lines
+// whatever the format (logfmt level=error, JSON "level":"ERROR", a Java
+// exception, a Go panic).
+const logErrorFilter = `(?i)(error|fatal|panic|exception|critical)`
 
 // Plans lists every query the agents may run, by source type, in the order
 // they run. Adding a source type is a client file plus its entries here.
@@ -158,6 +168,28 @@ var Plans = []PlanEntry{
 		What: "statement running", Unit: analyzer.UnitSeconds, Source: "pg_stat_activity", Query: sqlLongRunning},
 	{ID: "statement_stats", Type: TypePostgres, Agents: databaseOnly, Signal: analyzer.SignalStatementMeanTime,
 		What: "statement mean time", Unit: analyzer.UnitSeconds, Source: "pg_stat_statements (when installed)", Query: sqlStatementStats},
+
+	// Logs: Loki (LogQL; $S is the stream selector's matchers).
+	{ID: "error_lines", Type: TypeLoki, Agents: logsDeploy, Signal: analyzer.SignalLogErrors,
+		What: "error log line", Source: "log streams, earliest first",
+		Query: `{$S} |~ "` + logErrorFilter + `"`},
+	{ID: "error_count", Type: TypeLoki, Agents: logsDeploy, Signal: analyzer.SignalLogErrors,
+		What: "error log lines in the window, first seen", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "count_over_time",
+		Query: `sum(count_over_time({$S} |~ "` + logErrorFilter + `" [1m]))`},
+
+	// Logs: Elasticsearch or OpenSearch (the _search API).
+	{ID: "error_messages", Type: TypeElasticsearch, Agents: logsDeploy, Signal: analyzer.SignalLogErrors,
+		What: "error log lines in the window, first seen", Unit: analyzer.UnitCount, Source: "_search",
+		Query: "error-level documents of the service in the window, earliest first"},
+
+	// Kubernetes API: the service's pods, the namespace's events, its rollouts.
+	{ID: "pods", Type: TypeKubernetes, Agents: infraDeploy, Signal: analyzer.SignalContainerStatus,
+		What: "container restarts", Unit: analyzer.UnitCount, Source: "core/v1 Pods", Query: "/api/v1/namespaces/{namespace}/pods"},
+	{ID: "events", Type: TypeKubernetes, Agents: infraDeploy, Source: "core/v1 Events",
+		What: "event", Query: "/api/v1/namespaces/{namespace}/events"},
+	{ID: "rollouts", Type: TypeKubernetes, Agents: deployOnly, Signal: analyzer.SignalRollout,
+		What: "ReplicaSet revision", Unit: analyzer.UnitCount, Source: "apps/v1 Deployments and ReplicaSets",
+		Query: "/apis/apps/v1/namespaces/{namespace}/deployments /apis/apps/v1/namespaces/{namespace}/replicasets"},
 
 	// Endpoints probed directly: settings.targets and endpoints the alert names.
 	{ID: "dns", Type: TypeProbe, Agents: networkOnly, Signal: analyzer.SignalDNSLookup,

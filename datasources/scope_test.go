@@ -141,8 +141,11 @@ func TestPrepareRefusesBadInputNamingTheField(t *testing.T) {
 		field string
 	}{
 		{c, Spec{Type: TypePrometheus, URL: "http://127.0.0.1:9090"}, "name"},
-		{c, Spec{Name: "l", Type: "loki", URL: "http://127.0.0.1:3100"}, "type"},
-		{c, Spec{Name: "k", Type: "kubernetes", URL: "https://127.0.0.1:6443"}, "type"},
+		{c, Spec{Name: "g", Type: "graphite", URL: "http://127.0.0.1:8080"}, "type"},
+		{c, Spec{Name: "k", Type: TypeKubernetes, URL: "https://127.0.0.1:6443", Settings: map[string]any{"namespace": "Not_A_Namespace"}}, "settings.namespace"},
+		{c, Spec{Name: "k", Type: TypeKubernetes, URL: "https://127.0.0.1:6443", Settings: map[string]any{"kubeconfig": "x"}}, "settings.kubeconfig"},
+		{c, Spec{Name: "e", Type: TypeElasticsearch, URL: "http://127.0.0.1:9200", Settings: map[string]any{"serviceField": "a b"}}, "settings.serviceField"},
+		{c, Spec{Name: "l", Type: TypeLoki, URL: "http://127.0.0.1:3100/?x=1"}, "url"},
 		{c, Spec{Name: "p", Type: TypePrometheus, URL: "ftp://127.0.0.1"}, "url"},
 		{c, Spec{Name: "p", Type: TypePrometheus}, "url"},
 		{c, Spec{Name: "p", Type: TypePrometheus, URL: "http://u:pw@127.0.0.1:9090"}, "url"},

@@ -15,6 +15,7 @@ package egress
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -81,6 +82,9 @@ type Options struct {
 	// (CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS), which usually live on private
 	// networks. Public addresses stay reachable either way.
 	AllowNetworks []netip.Prefix
+	// RootCAs, when set, replaces the system roots for verifying servers: a
+	// cluster's API server presents a certificate of the cluster's own CA.
+	RootCAs *x509.CertPool
 
 	// resolver replaces the system resolver so tests can make a name resolve
 	// to a chosen address without any DNS traffic leaving the host.
@@ -126,7 +130,7 @@ func NewClient(o Options) *http.Client {
 		Proxy:                  nil,
 		DialContext:            dialer.DialContext,
 		ForceAttemptHTTP2:      true,
-		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: o.RootCAs},
 		TLSHandshakeTimeout:    tlsHandshakeTimeout,
 		ResponseHeaderTimeout:  o.ResponseHeaderTimeout,
 		ExpectContinueTimeout:  time.Second,

@@ -1,0 +1,126 @@
+package analyzer
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Bounds of the rollout reasoning: a rollout is the likely trigger when its
+// pods start failing within rolloutWindow of it; one older than staleRollout
+// when the failures began had long proven itself.
+const (
+	rolloutWindow = 2 * time.Hour
+	staleRollout  = 24 * time.Hour
+)
+
+// podState is one container reading of the Kubernetes pods query.
+type podState struct {
+	r       *Reading
+	failing bool
+}
+
+// failingContainer tells a container in trouble: waiting to start again,
+// not ready after a restart, or ended by a signal or an error since.
+func failingContainer(r *Reading) bool {
+	l := r.Labels
+	if l["waiting"] != "" {
+		return true
+	}
+	return r.Value >= 1 && (l["reason"] != "" && l["reason"] != "Completed" || l["ready"] == "false")
+}
+
+// rolloutHits is the deployments agent's reading of Kubernetes: when the pods
+// failing all belong to a Deployment's newest ReplicaSet, created shortly
+// before they began failing, while its previous ReplicaSet's pods keep
+// running, the rollout is the trigger, and the finding cites the rollout
+// itself. Pods of an older ReplicaSet failing too, or a rollout that had run
+// for a day before the failures, argue against it.
+func rolloutHits(gathered []Excerpt, role string) []hit {
+	if role != RoleDeployments {
+		return nil
+	}
+	type rs struct {
+		r        *Reading
+		revision int
+	}
+	byDeployment := map[string][]rs{}
+	var deployments []string
+	pods := map[string][]podState{} // by replicaset
+	for gi := range gathered {
+		g := &gathered[gi]
+		if len(g.Readings) == 0 {
+			continue
+		}
+		inText := linesOf(g.Text, g.Readings)
+		for ri := range g.Readings {
+			r := &g.Readings[ri]
+			if !inText(ri) {
+				continue
+			}
+			switch r.Signal {
+			case SignalRollout:
+				d := r.Labels["deployment"]
+				if _, ok := byDeployment[d]; !ok {
+					deployments = append(deployments, d)
+				}
+				byDeployment[d] = append(byDeployment[d], rs{r, int(r.Value)})
+			case SignalContainerStatus:
+				set := r.Labels["replicaset"]
+				if set != "" {
+					pods[set] = append(pods[set], podState{r, failingContainer(r)})
+				}
+			}
+		}
+	}
+	var out []hit
+	for _, d := range deployments {
+		sets := byDeployment[d]
+		sort.SliceStable(sets, func(i, j int) bool { return sets[i].revision > sets[j].revision })
+		newest := sets[0]
+		name := newest.r.Labels["replicaset"]
+		var firstFail time.Time
+		newFailing, newTotal := 0, 0
+		for _, p := range pods[name] {
+			newTotal++
+			if p.failing {
+				newFailing++
+				if firstFail.IsZero() || p.r.At.Before(firstFail) {
+					firstFail = p.r.At
+				}
+			}
+		}
+		var oldFailing *Reading
+		oldHealthy := 0
+		for _, s := range sets[1:] {
+			for _, p := range pods[s.r.Labels["replicaset"]] {
+				if p.failing && oldFailing == nil {
+					oldFailing = p.r
+				} else if !p.failing {
+					oldHealthy++
+				}
+			}
+		}
+		rev := strconv.Itoa(newest.revision)
+		switch {
+		case newFailing == 0:
+			continue
+		case oldFailing != nil:
+			out = append(out, hit{cat: CategoryBadDeployment, stance: StanceRefutes, str: 0.45, roles: rDeploy, stated: true,
+				what: fmt.Sprintf("revision %s of %s as trigger (pods of an earlier ReplicaSet fail too)", rev, d), citation: oldFailing.Line})
+		case !firstFail.IsZero() && firstFail.Sub(newest.r.At) > staleRollout:
+			out = append(out, hit{cat: CategoryBadDeployment, stance: StanceRefutes, str: 0.4, roles: rDeploy, stated: true,
+				what: fmt.Sprintf("revision %s of %s as trigger (it ran for %s before its pods failed)", rev, d, formatDuration(firstFail.Sub(newest.r.At))), citation: newest.r.Line})
+		case len(sets) > 1 && (firstFail.IsZero() || firstFail.Sub(newest.r.At) <= rolloutWindow):
+			str := 0.62
+			what := fmt.Sprintf("a rollout: %d of %d containers of %s (revision %s of %s) failing right after it", newFailing, newTotal, name, rev, d)
+			if oldHealthy > 0 {
+				str = 0.82
+				what += fmt.Sprintf(", while %d of the previous revision's keep running", oldHealthy)
+			}
+			out = append(out, hit{cat: CategoryBadDeployment, stance: StanceSupports, str: str, roles: rDeploy, stated: true, what: what, citation: newest.r.Line})
+		}
+	}
+	return out
+}

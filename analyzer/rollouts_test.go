@@ -1,0 +1,101 @@
+package analyzer
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func rolloutReading(rev int, rs string, at time.Time) Reading {
+	r := Reading{Signal: SignalRollout, Value: float64(rev), Unit: UnitCount, At: at,
+		Labels: map[string]string{"deployment": "checkout", "replicaset": rs, "image": "registry.example/checkout:" + rs}}
+	r.Render("ReplicaSet revision")
+	return r
+}
+
+func containerReading(pod, rs string, restarts int, reason, waiting string, at time.Time) Reading {
+	r := Reading{Signal: SignalContainerStatus, Value: float64(restarts), Unit: UnitCount, At: at,
+		Labels: map[string]string{"pod": pod, "container": "checkout", "replicaset": rs, "ready": "true"}}
+	if reason != "" {
+		r.Labels["reason"], r.Labels["exit_code"], r.Labels["ready"] = reason, "1", "false"
+	}
+	if waiting != "" {
+		r.Labels["waiting"] = waiting
+	}
+	r.Render("container restarts")
+	return r
+}
+
+// TestRolloutReasoning: the deployments agent blames a rollout only when its
+// pods alone fail soon after it.
+func TestRolloutReasoning(t *testing.T) {
+	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+	excerpt := func(rs ...Reading) []Excerpt {
+		return []Excerpt{{Source: Source{Kind: SourceDataSource, Type: "kubernetes", Query: "GET /apis/apps/v1/namespaces/shop/replicasets"},
+			Text: ReadingsText(rs), Readings: rs, Measured: true}}
+	}
+	newRS, oldRS := rolloutReading(8, "checkout-new", now.Add(-10*time.Minute)), rolloutReading(7, "checkout-old", now.Add(-72*time.Hour))
+	crash := containerReading("checkout-new-a", "checkout-new", 3, "Error", "CrashLoopBackOff", now.Add(-2*time.Minute))
+	healthy := containerReading("checkout-old-a", "checkout-old", 0, "", "", now.Add(-72*time.Hour))
+	oldCrash := containerReading("checkout-old-b", "checkout-old", 5, "Error", "CrashLoopBackOff", now.Add(-3*time.Minute))
+	staleNew := rolloutReading(8, "checkout-new", now.Add(-50*time.Hour))
+
+	cases := []struct {
+		name   string
+		in     []Reading
+		stance string
+		cite   string
+	}{
+		{"the new revision's pods alone fail", []Reading{newRS, oldRS, crash, healthy}, StanceSupports, newRS.Line},
+		{"the previous revision's pods fail too", []Reading{newRS, oldRS, crash, oldCrash}, StanceRefutes, oldCrash.Line},
+		{"the rollout is two days old", []Reading{staleNew, oldRS, crash, healthy}, StanceRefutes, staleNew.Line},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep := Investigate(RoleDeployments, Input{Title: "checkout degraded", Service: "checkout", Gathered: excerpt(c.in...)})
+			var got *Finding
+			for i, f := range rep.Findings {
+				if f.Category == CategoryBadDeployment {
+					got = &rep.Findings[i]
+					break
+				}
+			}
+			if got == nil || got.Stance != c.stance || got.Citation != c.cite {
+				t.Fatalf("findings %+v, want %s bad_deployment citing %q", rep.Findings, c.stance, c.cite)
+			}
+			if c.stance == StanceSupports && (!strings.Contains(got.Summary, "revision 8") || got.Strength < 0.8) {
+				t.Fatalf("finding %+v should name the revision and be decisive beside a healthy previous revision", got)
+			}
+			other := Investigate(RoleInfrastructure, Input{Title: "checkout degraded", Service: "checkout", Gathered: excerpt(c.in...)})
+			for _, f := range other.Findings {
+				if f.Category == CategoryBadDeployment {
+					t.Fatalf("the infrastructure agent judged a rollout: %+v", f)
+				}
+			}
+		})
+	}
+}
+
+// TestContainerTerminations: OOMKilled is memory exhaustion; exit 137 alone
+// is, more weakly; an application error is only a symptom.
+func TestContainerTerminations(t *testing.T) {
+	at := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+	cases := []struct {
+		reason, code string
+		cat          string
+		min, max     float64
+	}{
+		{"OOMKilled", "137", CategoryMemoryExhaustion, 0.85, 0.95},
+		{"Error", "137", CategoryMemoryExhaustion, 0.5, 0.6},
+		{"Error", "1", "", 0, 0.5},
+	}
+	for _, c := range cases {
+		r := Reading{Signal: SignalContainerStatus, Value: 4, Unit: UnitCount, At: at,
+			Labels: map[string]string{"pod": "checkout-a", "container": "checkout", "reason": c.reason, "exit_code": c.code}}
+		r.Render("container restarts")
+		j, ok := judge(&r)
+		if !ok || j.cat != c.cat || j.str < c.min || j.str > c.max || j.stance != StanceSupports {
+			t.Errorf("%s/%s: %+v %v", c.reason, c.code, j, ok)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package datasources
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/internal/clusterlab"
+)
+
+// k8sSource connects to a fake API server (core/v1 and apps/v1 as of
+// Kubernetes v1.30) over TLS with its CA bundle and a bearer token.
+func k8sSource(t *testing.T, c *Connector, ks *clusterlab.KubeServer, token string) Config {
+	t.Helper()
+	cfg, err := c.Prepare(context.Background(), Spec{Name: "prod cluster", Type: TypeKubernetes, URL: ks.URL,
+		Auth: &Auth{BearerToken: token}, Settings: map[string]any{"caBundle": ks.CABundle}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ID = "ds-k8s"
+	return cfg
+}
+
+// gatheredOf turns a source's answers into the excerpts an agent reads, as
+// the gathering activity stores them.
+func gatheredOf(cfg Config, plan Planned, res map[string]Result) []analyzer.Excerpt {
+	var out []analyzer.Excerpt
+	for _, q := range plan.Queries {
+		r := res[q.Entry]
+		text, measured := analyzer.ReadingsText(r.Readings), r.Text == ""
+		if !measured {
+			text = r.Text
+		}
+		out = append(out, analyzer.Excerpt{Source: analyzer.Source{Kind: analyzer.SourceDataSource, DataSourceID: cfg.ID, Type: cfg.Type, Query: q.Text},
+			Text: text, Roles: q.Roles, Readings: r.Readings, Measured: measured})
+	}
+	return out
+}
+
+func k8sPlan(cfg Config, sc Scope) Planned {
+	return Plan([]Source{{ID: cfg.ID, Name: cfg.Name, Type: cfg.Type, URL: cfg.URL, Settings: cfg.Settings}}, sc, analyzer.Roles, 100)
+}
+
+// TestKubernetesReadsAnOOMCrashLoop: the pods' last termination (OOMKilled,
+// exit 137) comes back as readings the infrastructure agent judges as
+// memory exhaustion; events of the window come back as lines.
+func TestKubernetesReadsAnOOMCrashLoop(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	ks := clusterlab.Kubernetes(t, clusterlab.CrashLoopOOM("shop", "k8s-token-abc", now))
+	c := testConnector()
+	cfg := k8sSource(t, c, ks, "k8s-token-abc")
+	if msg, err := c.Test(context.Background(), cfg); err != nil || !strings.Contains(msg, "v1.30.4") {
+		t.Fatalf("test: %q %v", msg, err)
+	}
+	res := runPlan(t, c, cfg, alertScope(now))
+	pods := res["pods"].Readings
+	if len(pods) != 2 || pods[0].Labels["reason"] != "OOMKilled" || pods[0].Labels["exit_code"] != "137" || pods[0].Value != 6 ||
+		pods[0].Labels["replicaset"] != "checkout-7d9f8c6b5" || pods[0].Labels["waiting"] != "CrashLoopBackOff" {
+		t.Fatalf("pods: %+v", pods)
+	}
+	if !strings.Contains(res["events"].Text, "Warning BackOff Pod/checkout-7d9f8c6b5-x2k4q: Back-off restarting failed container") {
+		t.Fatalf("events: %q", res["events"].Text)
+	}
+	plan := k8sPlan(cfg, alertScope(now))
+	if !strings.HasPrefix(plan.Queries[0].Text, "GET /api/v1/namespaces/shop/pods") {
+		t.Fatalf("query text: %s", plan.Queries[0].Text)
+	}
+	rep := analyzer.Investigate(analyzer.RoleInfrastructure, analyzer.Input{Title: "checkout degraded", Service: "checkout", Gathered: gatheredOf(cfg, plan, res)})
+	if len(rep.Findings) == 0 || rep.Findings[0].Category != analyzer.CategoryMemoryExhaustion || !strings.Contains(rep.Findings[0].Citation, `reason="OOMKilled"`) {
+		t.Fatalf("infrastructure findings: %+v", rep.Findings)
+	}
+	deploy := analyzer.Investigate(analyzer.RoleDeployments, analyzer.Input{Title: "checkout degraded", Service: "checkout", Gathered: gatheredOf(cfg, plan, res)})
+	for _, f := range deploy.Findings {
+		if f.Category == analyzer.CategoryBadDeployment && f.Stance == analyzer.StanceSupports {
+			t.Fatalf("a nine-day-old rollout taken for the trigger: %+v", f)
+		}
+	}
+	if ks.Writes.Load() != 0 {
+		t.Fatal("the client sent something other than GET")
+	}
+}
+
+// TestKubernetesTiesFailuresToARollout: only the new ReplicaSet's pods fail,
+// right after it was created; the deployments agent cites the rollout.
+func TestKubernetesTiesFailuresToARollout(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	ks := clusterlab.Kubernetes(t, clusterlab.BadRollout("shop", "k8s-token-abc", now))
+	c := testConnector()
+	cfg := k8sSource(t, c, ks, "k8s-token-abc")
+	res := runPlan(t, c, cfg, alertScope(now))
+	ro := res["rollouts"].Readings
+	if len(ro) != 2 || ro[0].Value != 13 || ro[0].Labels["image"] != "registry.example/checkout:2.15.0" || ro[0].Labels["ready"] != "0/1" || !ro[0].At.Equal(now.Add(-6*time.Minute)) {
+		t.Fatalf("rollouts: %+v", ro)
+	}
+	rep := analyzer.Investigate(analyzer.RoleDeployments, analyzer.Input{Title: "checkout degraded", Service: "checkout", Gathered: gatheredOf(cfg, k8sPlan(cfg, alertScope(now)), res)})
+	if len(rep.Findings) == 0 || rep.Findings[0].Category != analyzer.CategoryBadDeployment || rep.Findings[0].Citation != ro[0].Line {
+		t.Fatalf("deployments findings: %+v\nrollout line %s", rep.Findings, ro[0].Line)
+	}
+}
+
+// TestKubernetesErrors: a wrong token is the API's 401 Status, a missing
+// permission its 403 Status with the API's message; a CA that did not sign
+// the server's certificate fails the handshake.
+func TestKubernetesErrors(t *testing.T) {
+	now := time.Now().UTC()
+	cl := clusterlab.CrashLoopOOM("shop", "k8s-token-abc", now)
+	cl.Forbidden = map[string]bool{"events": true}
+	ks := clusterlab.Kubernetes(t, cl)
+	c := testConnector()
+	cfg := k8sSource(t, c, ks, "k8s-token-abc")
+	plan := k8sPlan(cfg, alertScope(now))
+	var events Query
+	for _, q := range plan.Queries {
+		if q.Entry == "events" {
+			events = q
+		}
+	}
+	_, err := c.Run(context.Background(), cfg, events)
+	if !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), `Forbidden: events is forbidden: User "system:serviceaccount:monitoring:causeway" cannot list resource "events"`) {
+		t.Fatalf("forbidden: %v", err)
+	}
+	bad := cfg
+	bad.Auth = Auth{BearerToken: "wrong-token"}
+	if _, err := c.Test(context.Background(), bad); !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), "Unauthorized") || strings.Contains(err.Error(), "wrong-token") {
+		t.Fatalf("wrong token: %v", err)
+	}
+	noCA := cfg
+	noCA.Settings = map[string]any{}
+	if _, err := c.Test(context.Background(), noCA); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("a server certificate no CA vouches for was accepted: %v", err)
+	}
+	if _, err := c.Prepare(context.Background(), Spec{Name: "k", Type: TypeKubernetes, URL: ks.URL, Settings: map[string]any{"caBundle": "not a PEM"}}); err == nil ||
+		err.(*FieldError).Field != "settings.caBundle" {
+		t.Fatalf("bad CA bundle: %v", err)
+	}
+}
