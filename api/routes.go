@@ -101,6 +101,8 @@ func NewRouter(d Deps) *gin.Engine {
 	pub.GET("/:provider/callback", h.oauthCallback)
 	pub.GET("/sso/:tenantId/login", h.ssoLogin)
 	pub.GET("/sso/:tenantId/callback", h.ssoCallback)
+	pub.GET("/sso/:tenantId/metadata", h.ssoMetadata)
+	pub.POST("/sso/:tenantId/acs", h.ssoACS)
 
 	// Webhooks authenticate by API key, not token. They are limited per client
 	// address before the key is looked up, and per key once it is verified.

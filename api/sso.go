@@ -68,3 +68,23 @@ func (h *handlers) ssoCallback(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, out)
 }
+
+// ssoMetadata serves the tenant's SAML service provider metadata.
+func (h *handlers) ssoMetadata(c *gin.Context) {
+	out, err := h.SSO.SAMLMetadata(c.Request.Context(), c.Param("tenantId"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Data(http.StatusOK, "application/samlmetadata+xml", out)
+}
+
+// ssoACS receives the identity provider's POSTed SAML response.
+func (h *handlers) ssoACS(c *gin.Context) {
+	out, err := h.SSO.SAMLACS(c.Request.Context(), c.Param("tenantId"), c.PostForm("SAMLResponse"), c.PostForm("RelayState"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}

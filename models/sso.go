@@ -8,15 +8,16 @@ import (
 	"gorm.io/gorm"
 )
 
-// SSO connection types: the contract names both; this server serves OIDC.
+// SSO connection types.
 const (
 	SSOTypeSAML = "saml"
 	SSOTypeOIDC = "oidc"
 )
 
 // SSOConnection is a tenant's single sign-on through its own identity
-// provider; a tenant has at most one. The OIDC client secret is sealed with
-// SECRETS_KEY and bound to the tenant, as every credential at rest is
+// provider, SAML 2.0 or OpenID Connect; a tenant has at most one. Secrets (the
+// OIDC client secret, the SAML service provider's private key) are sealed
+// with SECRETS_KEY and bound to the tenant, as every credential at rest is
 // (docs/security.md).
 type SSOConnection struct {
 	TenantID string `gorm:"primaryKey;size:40"`
@@ -26,6 +27,13 @@ type SSOConnection struct {
 	Issuer          string `gorm:"size:500;not null;default:''"`
 	ClientID        string `gorm:"size:300;not null;default:''"`
 	ClientSecretEnc string `gorm:"type:text;not null;default:''"`
+
+	// SAML: the identity provider's metadata (as fetched or as given) and
+	// the service provider's own signing key (sealed) and certificate.
+	IDPMetadataURL string `gorm:"size:1000;not null;default:''"`
+	IDPMetadataXML string `gorm:"type:text;not null;default:''"`
+	SPKeyEnc       string `gorm:"type:text;not null;default:''"`
+	SPCertPEM      string `gorm:"type:text;not null;default:''"`
 
 	// RoleAttribute is the SAML attribute or OIDC claim whose value picks
 	// the role through RoleMapping; DefaultRole applies when nothing maps.
@@ -42,7 +50,8 @@ type SSOConnection struct {
 }
 
 // SSOIdentity links a person at a tenant's identity provider (its subject:
-// the OIDC issuer and sub) to the user they sign in as.
+// the OIDC issuer and sub, or the SAML issuer and NameID) to the user they
+// sign in as.
 // The key starts with the tenant, so one tenant's provider can never name a
 // user of another.
 type SSOIdentity struct {
@@ -52,8 +61,8 @@ type SSOIdentity struct {
 	CreatedAt time.Time
 }
 
-// SSOReplay records a single-use sign-in artefact (an OIDC flow's state)
-// until it would have expired anyway, so presenting it twice
+// SSOReplay records a single-use sign-in artefact (an OIDC flow's state, a
+// SAML assertion's id) until it would have expired anyway, so presenting it twice
 // fails.
 type SSOReplay struct {
 	Key       string    `gorm:"primaryKey;size:300"`

@@ -83,6 +83,12 @@ type SSOView struct {
 	ClientSecretSet bool              `json:"clientSecretSet,omitempty"`
 	RedirectURL     string            `json:"redirectUrl,omitempty"`
 	RoleClaim       string            `json:"roleClaim,omitempty"`
+	IDPMetadataURL  string            `json:"idpMetadataUrl,omitempty"`
+	IDPEntityID     string            `json:"idpEntityId,omitempty"`
+	SPEntityID      string            `json:"spEntityId,omitempty"`
+	ACSURL          string            `json:"acsUrl,omitempty"`
+	MetadataURL     string            `json:"metadataUrl,omitempty"`
+	RoleAttribute   string            `json:"roleAttribute,omitempty"`
 	RoleMapping     map[string]string `json:"roleMapping"`
 	DefaultRole     string            `json:"defaultRole"`
 	Enforce         bool              `json:"enforce"`
@@ -112,8 +118,9 @@ func (s *SSO) requireEnterprise(ctx context.Context, tenantID string) error {
 }
 
 // Configure creates or replaces the caller's tenant's connection after
-// checking the provider answers (OIDC discovery at the issuer). Nothing is
-// stored when a check fails.
+// checking the provider answers: OIDC discovery at the issuer, or SAML
+// metadata that parses and names a signing certificate. Nothing is stored
+// when a check fails.
 func (s *SSO) Configure(ctx context.Context, who auth.Principal, in SSOInput) (SSOView, error) {
 	if err := s.requireEnterprise(ctx, who.TenantID); err != nil {
 		return SSOView{}, err
@@ -127,7 +134,7 @@ func (s *SSO) Configure(ctx context.Context, who auth.Principal, in SSOInput) (S
 	case models.SSOTypeOIDC:
 		err = s.configureOIDC(ctx, c, in)
 	case models.SSOTypeSAML:
-		err = validation("type saml is not available on this server yet; configure oidc (every provider named in the README speaks it)")
+		err = s.configureSAML(ctx, c, in)
 	default:
 		err = validation("type must be saml or oidc")
 	}
@@ -218,6 +225,9 @@ func (s *SSO) view(c *models.SSOConnection) SSOView {
 	switch c.Type {
 	case models.SSOTypeOIDC:
 		v.Issuer, v.ClientID, v.ClientSecretSet, v.RedirectURL, v.RoleClaim = c.Issuer, c.ClientID, c.ClientSecretEnc != "", s.url(c.TenantID, "callback"), c.RoleAttribute
+	case models.SSOTypeSAML:
+		v.IDPMetadataURL, v.IDPEntityID, v.RoleAttribute = c.IDPMetadataURL, s.samlIDPEntityID(c), c.RoleAttribute
+		v.SPEntityID, v.ACSURL, v.MetadataURL = s.url(c.TenantID, "metadata"), s.url(c.TenantID, "acs"), s.url(c.TenantID, "metadata")
 	}
 	return v
 }
@@ -264,8 +274,8 @@ func (s *SSO) Login(ctx context.Context, tenantID string) (LoginRedirect, error)
 	if err != nil {
 		return LoginRedirect{}, err
 	}
-	if c.Type != models.SSOTypeOIDC {
-		return LoginRedirect{}, Errorf(CodeNotFound, "this tenant's single sign-on type %q is not served", c.Type)
+	if c.Type == models.SSOTypeSAML {
+		return s.samlLogin(c)
 	}
 	return s.oidcLogin(ctx, c)
 }
