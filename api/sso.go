@@ -52,8 +52,10 @@ func (h *handlers) ssoLogin(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.SetSameSite(http.SameSiteLaxMode)
-	c.SetCookie(ssoCookie, out.Cookie, 600, ssoPath(tenantID), "", c.Request.TLS != nil, true)
+	if out.Cookie != "" {
+		c.SetSameSite(http.SameSiteLaxMode)
+		c.SetCookie(ssoCookie, out.Cookie, 600, ssoPath(tenantID), "", c.Request.TLS != nil, true)
+	}
 	c.Redirect(http.StatusFound, out.URL)
 }
 

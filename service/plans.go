@@ -34,7 +34,8 @@ func (p *Plans) WithSSO(s *SSO) *Plans {
 	return p
 }
 
-// quota is the named plan's quotas, or a validation error naming the plans.
+// planQuota is the named plan's quotas, or a validation error naming the
+// plans.
 func planQuota(quotas map[string]config.PlanQuota, plan string) (config.PlanQuota, error) {
 	q, ok := quotas[plan]
 	if !ok || !models.ValidPlan(plan) {

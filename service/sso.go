@@ -25,6 +25,7 @@ type SSO struct {
 	sealer   *auth.Sealer
 	state    *auth.Signer
 	browser  *auth.Signer
+	relay    *auth.Signer
 	http     *http.Client
 	// allowHTTP accepts plain-http issuers and metadata URLs; only where
 	// private egress is allowed too (make run, tests).
@@ -52,7 +53,8 @@ func NewSSO(accounts *Accounts, o SSOOptions) *SSO {
 	return &SSO{
 		store: accounts.store, accounts: accounts, sealer: o.Sealer,
 		state: auth.NewSigner(o.Secret, "sso-state"), browser: auth.NewSigner(o.Secret, "sso-browser"),
-		http: o.HTTP, allowHTTP: o.AllowHTTP, base: strings.TrimRight(o.PublicURL, "/"), now: time.Now,
+		relay: auth.NewSigner(o.Secret, "sso-saml-relay"),
+		http:  o.HTTP, allowHTTP: o.AllowHTTP, base: strings.TrimRight(o.PublicURL, "/"), now: time.Now,
 	}
 }
 

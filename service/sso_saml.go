@@ -174,7 +174,9 @@ func (s *SSO) serviceProvider(c *models.SSOConnection) (*saml.ServiceProvider, e
 	acs, _ := url.Parse(s.url(c.TenantID, "acs"))
 	sp := &saml.ServiceProvider{
 		EntityID: meta.String(), Key: key.(*rsa.PrivateKey), Certificate: cert, MetadataURL: *meta, AcsURL: *acs,
-		IDPMetadata: ed, AuthnNameIDFormat: saml.PersistentNameIDFormat,
+		// Unspecified lets the IdP use the NameID format its administrator
+		// chose (Google, for one, refuses a request for another).
+		IDPMetadata: ed, AuthnNameIDFormat: saml.UnspecifiedNameIDFormat,
 	}
 	// An assertion without any audience restriction would pass the
 	// library's default check; ours requires this service provider.
@@ -224,7 +226,7 @@ func (s *SSO) samlLogin(c *models.SSOConnection) (LoginRedirect, error) {
 	if err != nil {
 		return LoginRedirect{}, err
 	}
-	relay, err := s.state.Seal(samlRelay{Tenant: c.TenantID, RequestID: req.ID}, ssoFlowTTL)
+	relay, err := s.relay.Seal(samlRelay{Tenant: c.TenantID, RequestID: req.ID}, ssoFlowTTL)
 	if err != nil {
 		return LoginRedirect{}, err
 	}
@@ -243,7 +245,7 @@ func (s *SSO) samlLogin(c *models.SSOConnection) (LoginRedirect, error) {
 // the assertion id is spent, so a replayed response fails.
 func (s *SSO) SAMLACS(ctx context.Context, tenantID, samlResponse, relayState string) (TokenPair, error) {
 	var rs samlRelay
-	if s.state.Open(relayState, &rs) != nil || rs.Tenant != tenantID {
+	if s.relay.Open(relayState, &rs) != nil || rs.Tenant != tenantID {
 		return TokenPair{}, Errorf(CodeUnauthorized, "sign-in state is invalid or expired; start again")
 	}
 	c, err := s.connection(ctx, tenantID)
