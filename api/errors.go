@@ -27,6 +27,7 @@ var statusOf = map[string]int{
 	service.CodeDuplicateAlert:          http.StatusConflict,
 	service.CodeInvestigationInProgress: http.StatusConflict,
 	service.CodeSignupDisabled:          http.StatusForbidden,
+	service.CodePlanRequired:            http.StatusForbidden,
 	service.CodePayloadTooLarge:         http.StatusRequestEntityTooLarge,
 	service.CodeEventQuotaExceeded:      http.StatusTooManyRequests,
 	service.CodeInvestigationQuota:      http.StatusTooManyRequests,

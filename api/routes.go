@@ -45,6 +45,10 @@ type Deps struct {
 	Analytics *service.Analytics
 	// DataSources manages the systems the agents query.
 	DataSources *service.DataSources
+	// Plans reports the tenant's plan and usage.
+	Plans *service.Plans
+	// SSO serves the tenants' single sign-on.
+	SSO *service.SSO
 	// Dashboard is the web UI served beside the API; nil serves the API alone.
 	Dashboard Dashboard
 }
@@ -55,6 +59,7 @@ var (
 	anyRole  = service.AnyRole
 	writers  = service.Writers
 	managers = service.Managers
+	owner    = service.Owners
 )
 
 // NewRouter lists the whole API surface with the middleware of each group.
@@ -94,6 +99,10 @@ func NewRouter(d Deps) *gin.Engine {
 	pub.POST("/reset-password", h.resetPassword)
 	pub.GET("/:provider/login", h.oauthLogin)
 	pub.GET("/:provider/callback", h.oauthCallback)
+	pub.GET("/sso/:tenantId/login", h.ssoLogin)
+	pub.GET("/sso/:tenantId/callback", h.ssoCallback)
+	pub.GET("/sso/:tenantId/metadata", h.ssoMetadata)
+	pub.POST("/sso/:tenantId/acs", h.ssoACS)
 
 	// Webhooks authenticate by API key, not token. They are limited per client
 	// address before the key is looked up, and per key once it is verified.
@@ -106,6 +115,11 @@ func NewRouter(d Deps) *gin.Engine {
 	v1 := r.Group("/v1", authenticate(d.Tokens), tenantLimit)
 
 	v1.POST("/oauth/:provider/link", requireRole(anyRole...), h.oauthLink)
+
+	v1.GET("/tenant", requireRole(anyRole...), h.getTenant)
+	v1.PUT("/sso", requireRole(owner...), h.putSSO)
+	v1.GET("/sso", requireRole(managers...), h.getSSO)
+	v1.DELETE("/sso", requireRole(owner...), h.deleteSSO)
 
 	v1.GET("/users", requireRole(anyRole...), h.listUsers)
 	v1.POST("/users", requireRole(managers...), h.createUser)

@@ -152,7 +152,7 @@ func (a *App) Router() http.Handler {
 	tokens := auth.NewTokens(c.AuthJWTSecret, c.AuthIssuer, c.AuthAudience, c.AuthTokenTTL, models.ValidRole)
 	accounts := service.NewAccounts(a.Store, tokens, service.AccountsConfig{
 		RefreshTTL: c.AuthRefreshTTL, SignupEnabled: c.AuthSignupEnabled,
-		QuotaEvents: c.QuotaEventsPerMonth, QuotaInvestigations: c.QuotaInvestigationsPerMonth,
+		QuotaEvents: c.QuotaEventsPerMonth, QuotaInvestigations: c.QuotaInvestigationsPerMonth, Plans: c.PlanQuotas(),
 	})
 	incidents := service.NewIncidents(a.Store, a.Temporal, a.Dispatcher(), auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Log)
 	egressClient := egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate})
@@ -177,6 +177,11 @@ func (a *App) Router() http.Handler {
 		DataSources:                 service.NewDataSources(a.Store, a.sealer, a.DataSourceConnector()),
 		Ingest:                      service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Marks, a.Log),
 	}
+	d.SSO = service.NewSSO(accounts, service.SSOOptions{
+		Sealer: a.sealer, Secret: c.AuthJWTSecret, AllowHTTP: c.EgressAllowPrivate, PublicURL: a.PublicURL(),
+		HTTP: egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate, MaxRedirects: -1}),
+	})
+	d.Plans = service.NewPlans(a.Store, c.PlanQuotas()).WithSSO(d.SSO)
 	dash, err := ui.New(ui.Options{
 		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
 		Investigations: d.Investigations, Remediations: d.Remediations, APIKeys: d.APIKeys,

@@ -71,6 +71,9 @@ type Config struct {
 	QuotaEventsPerMonth         int `mapstructure:"quota_events_per_month"`
 	QuotaInvestigationsPerMonth int `mapstructure:"quota_investigations_per_month"`
 	RateLimitPerMinute          int `mapstructure:"rate_limit_per_minute"`
+	// Plans holds the team and enterprise plans' monthly quotas; the free
+	// plan's are QuotaEventsPerMonth and QuotaInvestigationsPerMonth.
+	Plans PlansConfig `mapstructure:"plan"`
 	// AuthRateLimitPerMinute limits sign-up, login and refresh per client IP: each
 	// login costs a bcrypt comparison, and password guessing must be slow.
 	AuthRateLimitPerMinute int `mapstructure:"auth_rate_limit_per_minute"`
@@ -142,6 +145,27 @@ type OAuthProvider struct {
 
 // Enabled reports whether the provider has a client registration.
 func (p OAuthProvider) Enabled() bool { return p.ClientID != "" && p.ClientSecret != "" }
+
+// PlansConfig is the monthly quotas of the paid plans (0 = unlimited).
+type PlansConfig struct {
+	Team       PlanQuota `mapstructure:"team"`
+	Enterprise PlanQuota `mapstructure:"enterprise"`
+}
+
+// PlanQuota is one plan's monthly quotas; 0 means unlimited.
+type PlanQuota struct {
+	EventsPerMonth         int `mapstructure:"events_per_month"`
+	InvestigationsPerMonth int `mapstructure:"investigations_per_month"`
+}
+
+// planKeys are the plan settings (CAUSEWAY_PLAN_<PLAN>_*), kept apart from
+// keys only so that the table above stays as it was.
+var planKeys = map[string]any{
+	"plan.team.events_per_month":               100000,
+	"plan.team.investigations_per_month":       10000,
+	"plan.enterprise.events_per_month":         0,
+	"plan.enterprise.investigations_per_month": 0,
+}
 
 // keys lists every setting with its default; viper only binds env vars for keys it knows.
 var keys = map[string]any{
@@ -233,6 +257,9 @@ func withDefaults(mode Mode) *viper.Viper {
 	for k, def := range keys {
 		v.SetDefault(k, def)
 	}
+	for k, def := range planKeys {
+		v.SetDefault(k, def)
+	}
 	if mode == ModeDev {
 		// On a laptop private addresses are the point, and the first person to
 		// open the dashboard signs up; in production an operator creates the
@@ -316,6 +343,19 @@ func (c *Config) Validate() error {
 	if c.QuotaEventsPerMonth < 0 || c.QuotaInvestigationsPerMonth < 0 {
 		bad("QUOTA_EVENTS_PER_MONTH", "quotas must be ≥ 0 (0 = unlimited)")
 	}
+	for _, q := range []struct {
+		key string
+		v   int
+	}{
+		{"PLAN_TEAM_EVENTS_PER_MONTH", c.Plans.Team.EventsPerMonth},
+		{"PLAN_TEAM_INVESTIGATIONS_PER_MONTH", c.Plans.Team.InvestigationsPerMonth},
+		{"PLAN_ENTERPRISE_EVENTS_PER_MONTH", c.Plans.Enterprise.EventsPerMonth},
+		{"PLAN_ENTERPRISE_INVESTIGATIONS_PER_MONTH", c.Plans.Enterprise.InvestigationsPerMonth},
+	} {
+		if q.v < 0 {
+			bad(q.key, "quotas must be ≥ 0 (0 = unlimited)")
+		}
+	}
 	if c.RateLimitPerMinute < 0 {
 		bad("RATE_LIMIT_PER_MINUTE", "must be ≥ 0 (0 = unlimited)")
 	}
@@ -386,6 +426,17 @@ func (c *Config) TemporalUILink() string {
 	return "http://" + c.TemporalUIAddr
 }
 
+// PlanQuotas is every plan's quotas by plan name (free, team, enterprise). The
+// free plan's are the QUOTA_* settings, which were every tenant's before plans
+// existed, so an upgrade changes nothing for tenants already running.
+func (c *Config) PlanQuotas() map[string]PlanQuota {
+	return map[string]PlanQuota{
+		"free":       {EventsPerMonth: c.QuotaEventsPerMonth, InvestigationsPerMonth: c.QuotaInvestigationsPerMonth},
+		"team":       c.Plans.Team,
+		"enterprise": c.Plans.Enterprise,
+	}
+}
+
 // LLMEnabled reports whether investigations use the configured LLM instead of the offline analyzer.
 func (c *Config) LLMEnabled() bool { return c.LLMBaseURL != "" && c.LLMModel != "" }
 
@@ -444,7 +495,7 @@ func (c *Config) Masked() map[string]any {
 		}
 		return "****"
 	}
-	return map[string]any{
+	m := map[string]any{
 		"HTTP_ADDR":                        c.HTTPAddr,
 		"LOG_LEVEL":                        c.LogLevel,
 		"DATA_DIR":                         c.DataDir,
@@ -490,6 +541,9 @@ func (c *Config) Masked() map[string]any {
 		"DATASOURCE_MAX_QUERIES":           c.DataSourceMaxQueries,
 		"DATASOURCE_LOOKBACK":              c.DataSourceLookback.String(),
 	}
+	m["PLAN_TEAM_EVENTS_PER_MONTH"], m["PLAN_TEAM_INVESTIGATIONS_PER_MONTH"] = c.Plans.Team.EventsPerMonth, c.Plans.Team.InvestigationsPerMonth
+	m["PLAN_ENTERPRISE_EVENTS_PER_MONTH"], m["PLAN_ENTERPRISE_INVESTIGATIONS_PER_MONTH"] = c.Plans.Enterprise.EventsPerMonth, c.Plans.Enterprise.InvestigationsPerMonth
+	return m
 }
 
 // ParseNetworks reads a comma-separated list of CIDRs (a bare address counts

@@ -198,3 +198,36 @@ func TestLoadDevGeneratesSecretsOnce(t *testing.T) {
 		t.Fatal("production loaded without secrets")
 	}
 }
+
+// TestPlanQuotas reads the paid plans' quotas from CAUSEWAY_PLAN_*, keeps the
+// README's defaults for the rest, takes free's from CAUSEWAY_QUOTA_*, and
+// refuses a negative quota naming its variable.
+func TestPlanQuotas(t *testing.T) {
+	setEnv(t, map[string]string{
+		"CAUSEWAY_DATABASE_URL":                             "postgres://causeway@db:5432/causeway",
+		"CAUSEWAY_AUTH_JWT_SECRET":                          strings.Repeat("s", 40),
+		"CAUSEWAY_SECRETS_KEY":                              "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		"CAUSEWAY_QUOTA_EVENTS_PER_MONTH":                   "50",
+		"CAUSEWAY_PLAN_TEAM_EVENTS_PER_MONTH":               "5000",
+		"CAUSEWAY_PLAN_ENTERPRISE_INVESTIGATIONS_PER_MONTH": "900",
+	})
+	c, err := Load("", ModeProduction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]PlanQuota{
+		"free":       {EventsPerMonth: 50, InvestigationsPerMonth: 1000},
+		"team":       {EventsPerMonth: 5000, InvestigationsPerMonth: 10000},
+		"enterprise": {EventsPerMonth: 0, InvestigationsPerMonth: 900},
+	}
+	if got := c.PlanQuotas(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("plan quotas %v, want %v", got, want)
+	}
+	if m := c.Masked(); m["PLAN_TEAM_EVENTS_PER_MONTH"] != 5000 {
+		t.Errorf("start-up log line: %v", m["PLAN_TEAM_EVENTS_PER_MONTH"])
+	}
+	t.Setenv("CAUSEWAY_PLAN_TEAM_INVESTIGATIONS_PER_MONTH", "-1")
+	if _, err := Load("", ModeProduction); err == nil || !strings.Contains(err.Error(), "CAUSEWAY_PLAN_TEAM_INVESTIGATIONS_PER_MONTH") {
+		t.Fatalf("negative quota: %v", err)
+	}
+}

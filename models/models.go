@@ -67,8 +67,12 @@ const SourceManual = "manual"
 
 // Tenant is one customer organisation; every other row hangs off a tenant.
 type Tenant struct {
-	ID                  string `gorm:"primaryKey;size:40"`
-	Name                string `gorm:"size:200;not null"`
+	ID   string `gorm:"primaryKey;size:40"`
+	Name string `gorm:"size:200;not null"`
+	// Plan names the tenant's plan; the quotas below are that plan's,
+	// copied here so every quota check reads them in the statement that
+	// spends them.
+	Plan                string `gorm:"size:16;not null;default:free"`
 	QuotaEvents         int    `gorm:"not null"` // per calendar month, 0 = unlimited
 	QuotaInvestigations int    `gorm:"not null"` // per calendar month, 0 = unlimited
 	CreatedAt           time.Time
@@ -171,5 +175,5 @@ type UsageCounter struct {
 
 // All lists every model, in dependency order, for migrations.
 func All() []any {
-	return []any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &Runbook{}, &Remediation{}, &RemediationStep{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}}
+	return []any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &Runbook{}, &Remediation{}, &RemediationStep{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}, &SSOConnection{}, &SSOIdentity{}, &SSOReplay{}}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/models"
 )
 
@@ -18,7 +19,8 @@ type Accounts struct {
 	tokens     *auth.Tokens
 	refreshTTL time.Duration
 	signup     bool
-	quotas     models.Tenant // quota template for new tenants
+	quotas     models.Tenant // template for new tenants: the free plan
+	plans      map[string]config.PlanQuota
 	now        func() time.Time
 }
 
@@ -28,13 +30,17 @@ type AccountsConfig struct {
 	SignupEnabled       bool
 	QuotaEvents         int
 	QuotaInvestigations int
+	// Plans is every plan's quotas, for an operator who opens a tenant on a
+	// plan other than free; nil allows only free.
+	Plans map[string]config.PlanQuota
 }
 
 // NewAccounts wires the accounts service.
 func NewAccounts(store *models.Store, tokens *auth.Tokens, c AccountsConfig) *Accounts {
 	return &Accounts{
 		store: store, tokens: tokens, refreshTTL: c.RefreshTTL, signup: c.SignupEnabled,
-		quotas: models.Tenant{QuotaEvents: c.QuotaEvents, QuotaInvestigations: c.QuotaInvestigations},
+		quotas: models.Tenant{Plan: models.PlanFree, QuotaEvents: c.QuotaEvents, QuotaInvestigations: c.QuotaInvestigations},
+		plans:  c.Plans,
 		now:    time.Now,
 	}
 }
@@ -95,6 +101,8 @@ type CreateTenantInput struct {
 	Name       string
 	OwnerEmail string
 	OwnerName  string
+	// Plan is the tenant's plan; empty is free.
+	Plan string
 }
 
 // CreatedTenant is the new tenant and the owner's one-time reset token, which
@@ -135,6 +143,13 @@ func (a *Accounts) CreateTenant(ctx context.Context, in CreateTenantInput) (Crea
 	}
 	now := a.now().UTC()
 	t := a.quotas
+	if in.Plan != "" && in.Plan != models.PlanFree {
+		q, err := planQuota(a.plans, in.Plan)
+		if err != nil {
+			return CreatedTenant{}, err
+		}
+		t = models.Tenant{Plan: in.Plan, QuotaEvents: q.EventsPerMonth, QuotaInvestigations: q.InvestigationsPerMonth}
+	}
 	t.ID, t.Name, t.CreatedAt = models.NewID("ten"), in.Name, now
 	u := &models.User{ID: models.NewID("usr"), Email: email, Name: name, Role: models.RoleOwner, CreatedAt: now}
 	token := ResetTokenPrefix + auth.RandomToken(32)
@@ -173,6 +188,31 @@ func (a *Accounts) ResetPassword(ctx context.Context, in ResetPasswordInput) (To
 		return TokenPair{}, Errorf(CodeUnauthorized, "the token is invalid, expired or already used")
 	case err != nil:
 		return TokenPair{}, unavailable("the database", err)
+	}
+	return a.issueOutsideSSO(ctx, u)
+}
+
+// issueOutsideSSO signs in a user who proved who they are by password (or
+// GitHub/Google), unless their tenant enforces single sign-on: then only the
+// owner who configured it may, so the tenant is never locked out by its own
+// identity provider. Enforcement holds while the tenant is on enterprise.
+// It is checked after the credentials, so it reveals nothing to a guesser.
+func (a *Accounts) issueOutsideSSO(ctx context.Context, u *models.User) (TokenPair, error) {
+	c, err := a.store.SSOConnection(ctx, u.TenantID)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		return a.issue(ctx, u)
+	case err != nil:
+		return TokenPair{}, unavailable("the database", err)
+	}
+	if c.Enforce && u.ID != c.ConfiguredBy {
+		t, err := a.store.TenantByID(ctx, u.TenantID)
+		if err != nil {
+			return TokenPair{}, unavailable("the database", err)
+		}
+		if t.Plan == models.PlanEnterprise {
+			return TokenPair{}, Errorf(CodeUnauthorized, "this tenant signs in through single sign-on (SSO) only: GET /auth/sso/%s/login", u.TenantID)
+		}
 	}
 	return a.issue(ctx, u)
 }
@@ -237,7 +277,7 @@ func (a *Accounts) Login(ctx context.Context, in LoginInput) (TokenPair, error) 
 	if !auth.CheckPassword(hash, in.Password) {
 		return TokenPair{}, Errorf(CodeInvalidCredentials, "e-mail or password is incorrect")
 	}
-	return a.issue(ctx, u)
+	return a.issueOutsideSSO(ctx, u)
 }
 
 // Refresh rotates a refresh token. Presenting an already-rotated token revokes the

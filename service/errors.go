@@ -32,6 +32,7 @@ const (
 	CodeRemediationNotFound     = "remediation_not_found"
 	CodePlanChanged             = "plan_changed"
 	CodeIdentityLinked          = "identity_already_linked"
+	CodePlanRequired            = "plan_required"
 )
 
 // Error is a failure a client is allowed to see: a stable code, a sentence for a

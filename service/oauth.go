@@ -265,7 +265,7 @@ func (o *OAuth) signIn(ctx context.Context, provider string, id identity) (Token
 		}
 		return TokenPair{}, unavailable("the database", err)
 	}
-	return a.issue(ctx, u)
+	return a.issueOutsideSSO(ctx, u)
 }
 
 // link links the identity to the signed-in account that started the flow, and
@@ -283,7 +283,7 @@ func (o *OAuth) link(ctx context.Context, provider, userID string, id identity) 
 		return TokenPair{}, unavailable("the database", err)
 	}
 	if holder, err := a.store.UserByOAuth(ctx, provider, id.Subject); err == nil && holder.ID == u.ID {
-		return a.issue(ctx, u)
+		return a.issueOutsideSSO(ctx, u)
 	}
 	var verified *time.Time
 	if strings.EqualFold(id.Email, u.Email) {
@@ -296,7 +296,7 @@ func (o *OAuth) link(ctx context.Context, provider, userID string, id identity) 
 	case err != nil:
 		return TokenPair{}, unavailable("the database", err)
 	}
-	return a.issue(ctx, u)
+	return a.issueOutsideSSO(ctx, u)
 }
 
 func (o *OAuth) createOAuthUser(ctx context.Context, provider string, id identity) (*models.User, error) {

@@ -19,6 +19,8 @@ var (
 	// Managers run the tenant: approve, reject and execute remediations, and
 	// manage users, API keys, runbooks and webhook endpoints.
 	Managers = []string{models.RoleOwner, models.RoleAdmin}
+	// Owners alone decide how the tenant signs in (single sign-on).
+	Owners = []string{models.RoleOwner}
 )
 
 // RequireRole is the one role check: nil when p holds one of roles, else the

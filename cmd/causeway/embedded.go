@@ -8,6 +8,7 @@ import (
 	"github.com/causeway/causeway/app"
 	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/devstack"
+	"github.com/causeway/causeway/service"
 )
 
 // embedded is everything in one process: an embedded Temporal server (unless the
@@ -41,6 +42,9 @@ func startEmbedded(ctx context.Context, cfg *config.Config, log *slog.Logger, st
 	}
 	e.closers = append(e.closers, e.app.Close)
 	if err = e.app.Store.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	if _, err = service.NewPlans(e.app.Store, cfg.PlanQuotas()).Apply(ctx); err != nil {
 		return nil, err
 	}
 	stop, err := e.app.StartWorker()

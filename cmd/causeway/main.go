@@ -20,6 +20,7 @@ import (
 	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/devstack"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/service"
 	"github.com/causeway/causeway/workflows"
 )
 
@@ -74,6 +75,12 @@ func migrate(ctx context.Context, cfgPath string) error {
 	defer store.Close()
 	log := app.NewLogger(cfg.LogLevel)
 	log.Info("database schema is up to date", slog.String("database", store.Dialect()))
+	// A release may change a plan's quotas: give them to the tenants on it.
+	n, err := service.NewPlans(store, cfg.PlanQuotas()).Apply(ctx)
+	if err != nil {
+		return err
+	}
+	log.Info("plan quotas applied", slog.Int64("tenants_changed", n))
 	return nil
 }
 

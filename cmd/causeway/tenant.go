@@ -17,9 +17,12 @@ import (
 const tenantUsage = `usage: causeway [--config FILE] tenant SUBCOMMAND
 
 subcommands:
-  create --name NAME --owner-email EMAIL [--owner-name NAME]
+  create --name NAME --owner-email EMAIL [--owner-name NAME] [--plan PLAN]
             create a tenant and its owner, and print once a one-time token the
             owner exchanges for a password (POST /auth/reset-password)
+  plan TENANT_ID PLAN
+            move a tenant to a plan (free, team, enterprise); what it used this
+            month stays used and the new plan's quotas apply at once
 `
 
 // tenantCommand dispatches the operator's tenant sub-commands. Each writes
@@ -32,6 +35,8 @@ func tenantCommand(ctx context.Context, cfgPath string, args []string, out io.Wr
 	switch args[0] {
 	case "create":
 		return tenantCreate(ctx, cfgPath, args[1:], out)
+	case "plan":
+		return tenantPlan(ctx, cfgPath, args[1:], out)
 	default:
 		fmt.Fprint(out, tenantUsage)
 		return fmt.Errorf("tenant: unknown sub-command %q", args[0])
@@ -48,6 +53,7 @@ func tenantCreate(ctx context.Context, cfgPath string, args []string, out io.Wri
 	name := fs.String("name", "", "the tenant's name")
 	email := fs.String("owner-email", "", "the owner's e-mail address (their login)")
 	ownerName := fs.String("owner-name", "", "the owner's name (default: the e-mail's local part)")
+	plan := fs.String("plan", models.PlanFree, "the tenant's plan: free, team or enterprise")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -61,8 +67,8 @@ func tenantCreate(ctx context.Context, cfgPath string, args []string, out io.Wri
 	defer store.Close()
 	// Only the account operations are used: no tokens are issued here.
 	accounts := service.NewAccounts(store, auth.NewTokens(cfg.AuthJWTSecret, cfg.AuthIssuer, cfg.AuthAudience, cfg.AuthTokenTTL, models.ValidRole),
-		service.AccountsConfig{RefreshTTL: cfg.AuthRefreshTTL, QuotaEvents: cfg.QuotaEventsPerMonth, QuotaInvestigations: cfg.QuotaInvestigationsPerMonth})
-	t, err := accounts.CreateTenant(ctx, service.CreateTenantInput{Name: *name, OwnerEmail: *email, OwnerName: *ownerName})
+		service.AccountsConfig{RefreshTTL: cfg.AuthRefreshTTL, QuotaEvents: cfg.QuotaEventsPerMonth, QuotaInvestigations: cfg.QuotaInvestigationsPerMonth, Plans: cfg.PlanQuotas()})
+	t, err := accounts.CreateTenant(ctx, service.CreateTenantInput{Name: *name, OwnerEmail: *email, OwnerName: *ownerName, Plan: *plan})
 	if err != nil {
 		if e, ok := service.AsError(err); ok {
 			return fmt.Errorf("tenant create: %s", e.Message)
@@ -76,6 +82,7 @@ func tenantCreate(ctx context.Context, cfgPath string, args []string, out io.Wri
 	fmt.Fprintf(out, `Tenant created.
 
   tenant id  %s
+  plan       %s
   owner      %s (%s)
 
 One-time token for the owner, valid until %s. It is shown only now and
@@ -90,6 +97,36 @@ The owner chooses a password with it (and is signed in):
 
 A lost or expired token: delete nothing, run this command for a new tenant, or
 ask an owner of the tenant to add the person with POST /v1/users.
-`, t.TenantID, t.OwnerEmail, t.UserID, t.ExpiresAt.Format(time.RFC3339), t.ResetToken, base, auth.MinPasswordLength)
+`, t.TenantID, *plan, t.OwnerEmail, t.UserID, t.ExpiresAt.Format(time.RFC3339), t.ResetToken, base, auth.MinPasswordLength)
+	return nil
+}
+
+// tenantPlan is `causeway tenant plan`: plans are the operator's to change
+// (billing lives outside Causeway), so there is no tenant API for it.
+func tenantPlan(ctx context.Context, cfgPath string, args []string, out io.Writer) error {
+	if len(args) != 2 {
+		fmt.Fprint(out, tenantUsage)
+		return errors.New("tenant plan: want TENANT_ID PLAN")
+	}
+	cfg, store, err := migratedStore(ctx, cfgPath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	t, err := service.NewPlans(store, cfg.PlanQuotas()).Change(ctx, args[0], args[1])
+	if err != nil {
+		if e, ok := service.AsError(err); ok {
+			return fmt.Errorf("tenant plan: %s", e.Message)
+		}
+		return err
+	}
+	limit := func(n int) string {
+		if n == 0 {
+			return "unlimited"
+		}
+		return fmt.Sprintf("%d", n)
+	}
+	fmt.Fprintf(out, "Tenant %s (%s) is on plan %s: %s events and %s investigations a month.\nWhat it used this month still counts; GET /v1/tenant shows it.\n",
+		t.ID, t.Name, t.Plan, limit(t.QuotaEvents), limit(t.QuotaInvestigations))
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/causeway/causeway/app"
 	"github.com/causeway/causeway/config"
@@ -109,5 +110,87 @@ func TestTenantCreate(t *testing.T) {
 	_ = json.NewDecoder(resp.Body).Decode(&users)
 	if len(users.Users) != 1 || users.Users[0].Role != "owner" || users.Users[0].Name != "Bo Ss" || users.Users[0].Email != "boss@example.com" {
 		t.Fatalf("users %+v", users)
+	}
+}
+
+// TestTenantPlan opens a tenant on the team plan and moves it with `causeway
+// tenant plan`: each plan's quotas come from CAUSEWAY_PLAN_* (free's from
+// CAUSEWAY_QUOTA_*), the month's usage survives the change, and bad input
+// changes nothing.
+func TestTenantPlan(t *testing.T) {
+	dbURL := testdb.URL(t)
+	for k, v := range map[string]string{
+		"CAUSEWAY_DATABASE_URL": dbURL, "CAUSEWAY_DATA_DIR": t.TempDir(), "CAUSEWAY_LOG_LEVEL": "warn",
+		"CAUSEWAY_AUTH_JWT_SECRET": strings.Repeat("s", 40), "CAUSEWAY_SECRETS_KEY": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		"CAUSEWAY_QUOTA_EVENTS_PER_MONTH": "7", "CAUSEWAY_QUOTA_INVESTIGATIONS_PER_MONTH": "3",
+		"CAUSEWAY_PLAN_TEAM_EVENTS_PER_MONTH": "70", "CAUSEWAY_PLAN_TEAM_INVESTIGATIONS_PER_MONTH": "30",
+		"CAUSEWAY_PLAN_ENTERPRISE_EVENTS_PER_MONTH": "0", "CAUSEWAY_PLAN_ENTERPRISE_INVESTIGATIONS_PER_MONTH": "300",
+	} {
+		t.Setenv(k, v)
+	}
+	ctx := context.Background()
+	var out bytes.Buffer
+	if err := tenantCommand(ctx, "", []string{"create", "--name", "Planned", "--owner-email", "plan@example.com", "--plan", "team"}, &out); err != nil {
+		t.Fatalf("tenant create: %v\n%s", err, out.String())
+	}
+	id := regexp.MustCompile(`ten_[A-Za-z0-9]+`).FindString(out.String())
+	if err := tenantCommand(ctx, "", []string{"create", "--name", "Bad", "--owner-email", "bad@example.com", "--plan", "gold"}, io.Discard); err == nil {
+		t.Fatal("a tenant was created on an unknown plan")
+	}
+	cfg, err := config.Load("", config.ModeProduction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	read := func() (plan string, events, investigations int) {
+		row := a.Store.DB().Table("tenants").Select("plan, quota_events, quota_investigations").Where("id = ?", id).Row()
+		if err := row.Scan(&plan, &events, &investigations); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if p, e, i := read(); p != "team" || e != 70 || i != 30 {
+		t.Fatalf("created as %s %d/%d, want team 70/30", p, e, i)
+	}
+	period := time.Now().UTC().Format("2006-01")
+	if err := a.Store.DB().Exec("INSERT INTO usage_counters (tenant_id, period, events, investigations) VALUES (?, ?, 12, 4)", id, period).Error; err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := tenantCommand(ctx, "", []string{"plan", id, "enterprise"}, &out); err != nil {
+		t.Fatalf("tenant plan: %v", err)
+	}
+	if !strings.Contains(out.String(), "unlimited events and 300 investigations") {
+		t.Fatalf("output: %s", out.String())
+	}
+	if p, e, i := read(); p != "enterprise" || e != 0 || i != 300 {
+		t.Fatalf("after the change %s %d/%d, want enterprise 0/300", p, e, i)
+	}
+	for _, bad := range [][]string{{"plan", id, "gold"}, {"plan", "ten_nobody", "team"}, {"plan", id}} {
+		if err := tenantCommand(ctx, "", bad, io.Discard); err == nil {
+			t.Errorf("tenant %v accepted", bad)
+		}
+	}
+	if err := tenantCommand(ctx, "", []string{"plan", id, "free"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if p, e, i := read(); p != "free" || e != 7 || i != 3 {
+		t.Fatalf("after the downgrade %s %d/%d, want free 7/3", p, e, i)
+	}
+	var ev, inv int
+	if err := a.Store.DB().Table("usage_counters").Select("events, investigations").Where("tenant_id = ? AND period = ?", id, period).Row().Scan(&ev, &inv); err != nil || ev != 12 || inv != 4 {
+		t.Fatalf("usage after two changes: %d/%d %v, want 12/4", ev, inv, err)
+	}
+	// A release that changes the free plan's quotas reaches its tenants at migrate.
+	t.Setenv("CAUSEWAY_QUOTA_EVENTS_PER_MONTH", "8")
+	if err := migrate(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if p, e, _ := read(); p != "free" || e != 8 {
+		t.Fatalf("after migrate %s %d, want free 8", p, e)
 	}
 }

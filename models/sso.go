@@ -1,0 +1,179 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// SSO connection types.
+const (
+	SSOTypeSAML = "saml"
+	SSOTypeOIDC = "oidc"
+)
+
+// SSOConnection is a tenant's single sign-on through its own identity
+// provider, SAML 2.0 or OpenID Connect; a tenant has at most one. Secrets (the
+// OIDC client secret, the SAML service provider's private key) are sealed
+// with SECRETS_KEY and bound to the tenant, as every credential at rest is
+// (docs/security.md).
+type SSOConnection struct {
+	TenantID string `gorm:"primaryKey;size:40"`
+	Type     string `gorm:"size:8;not null"`
+
+	// OIDC: the issuer (discovered), and the client registered there.
+	Issuer          string `gorm:"size:500;not null;default:''"`
+	ClientID        string `gorm:"size:300;not null;default:''"`
+	ClientSecretEnc string `gorm:"type:text;not null;default:''"`
+
+	// SAML: the identity provider's metadata (as fetched or as given) and
+	// the service provider's own signing key (sealed) and certificate.
+	IDPMetadataURL string `gorm:"size:1000;not null;default:''"`
+	IDPMetadataXML string `gorm:"type:text;not null;default:''"`
+	SPKeyEnc       string `gorm:"type:text;not null;default:''"`
+	SPCertPEM      string `gorm:"type:text;not null;default:''"`
+
+	// RoleAttribute is the SAML attribute or OIDC claim whose value picks
+	// the role through RoleMapping; DefaultRole applies when nothing maps.
+	RoleAttribute string            `gorm:"size:200;not null;default:''"`
+	RoleMapping   map[string]string `gorm:"type:text;serializer:json"`
+	DefaultRole   string            `gorm:"size:16;not null"`
+	// Enforce turns password (and GitHub/Google) sign-in off for the
+	// tenant's users, except ConfiguredBy, the owner who set it up, so the
+	// tenant is never locked out by its own identity provider.
+	Enforce      bool   `gorm:"not null;default:false"`
+	ConfiguredBy string `gorm:"size:40;not null"`
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+}
+
+// SSOIdentity links a person at a tenant's identity provider (its subject:
+// the OIDC issuer and sub, or the SAML issuer and NameID) to the user they
+// sign in as.
+// The key starts with the tenant, so one tenant's provider can never name a
+// user of another.
+type SSOIdentity struct {
+	TenantID  string `gorm:"primaryKey;size:40"`
+	Subject   string `gorm:"primaryKey;size:600"`
+	UserID    string `gorm:"size:40;not null;index"`
+	CreatedAt time.Time
+}
+
+// SSOReplay records a single-use sign-in artefact (an OIDC flow's state, a
+// SAML assertion's id) until it would have expired anyway, so presenting it twice
+// fails.
+type SSOReplay struct {
+	Key       string    `gorm:"primaryKey;size:300"`
+	ExpiresAt time.Time `gorm:"not null;index"`
+}
+
+// SaveSSOConnection creates or replaces the tenant's connection.
+func (s *Store) SaveSSOConnection(ctx context.Context, c *SSOConnection) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("tenant_id = ?", c.TenantID).Delete(&SSOConnection{}).Error; err != nil {
+			return err
+		}
+		return tx.Create(c).Error
+	})
+}
+
+// SSOConnection reads the tenant's connection; ErrNotFound when it has none.
+func (s *Store) SSOConnection(ctx context.Context, tenantID string) (*SSOConnection, error) {
+	return firstRow[SSOConnection](s.db.WithContext(ctx).Where("tenant_id = ?", tenantID))
+}
+
+// DeleteSSOConnection removes the tenant's connection, and with it the
+// enforcement; the users it created stay, signing in by password reset or by
+// a connection configured again. ErrNotFound when it had none.
+func (s *Store) DeleteSSOConnection(ctx context.Context, tenantID string) error {
+	res := s.db.WithContext(ctx).Where("tenant_id = ?", tenantID).Delete(&SSOConnection{})
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// ConsumeSSOArtefact records key as used until expires. ErrConflict means it
+// was used before: a replay. Expired records are dropped on the way.
+func (s *Store) ConsumeSSOArtefact(ctx context.Context, key string, expires, now time.Time) error {
+	db := s.db.WithContext(ctx)
+	if err := db.Where("expires_at < ?", now).Delete(&SSOReplay{}).Error; err != nil {
+		return err
+	}
+	err := db.Create(&SSOReplay{Key: key, ExpiresAt: expires}).Error
+	if isUniqueViolation(err) {
+		return ErrConflict
+	}
+	return err
+}
+
+// SSOUser is who signs in through a tenant's identity provider.
+type SSOUser struct {
+	TenantID string
+	Subject  string
+	Email    string
+	Name     string
+	Role     string
+}
+
+// ErrOwnerAccount refuses to hand an owner's account to an identity
+// provider: the owner signs in with a password.
+var ErrOwnerAccount = errors.New("the account is an owner")
+
+// SignInSSOUser finds or creates, in one transaction, the user an identity
+// provider's subject signs in as, and sets the role the provider's claims map
+// to (the provider is the source of truth for it). A subject seen before is
+// its linked user; else a user of the same tenant with that e-mail is linked,
+// unless an owner (ErrOwnerAccount); else a user is created. An e-mail held
+// by another tenant's user is ErrConflict and nothing is written.
+func (s *Store) SignInSSOUser(ctx context.Context, in SSOUser, now time.Time, newID func() string) (*User, error) {
+	var out *User
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		id, err := firstRow[SSOIdentity](tx.Where("tenant_id = ? AND subject = ?", in.TenantID, in.Subject))
+		var u *User
+		switch {
+		case err == nil:
+			if u, err = firstRow[User](tx.Where("id = ? AND tenant_id = ?", id.UserID, in.TenantID)); err != nil {
+				return err
+			}
+		case errors.Is(err, ErrNotFound):
+			u, err = firstRow[User](tx.Where("email = ?", in.Email))
+			switch {
+			case errors.Is(err, ErrNotFound):
+				u = &User{ID: newID(), TenantID: in.TenantID, Email: in.Email, Name: in.Name, Role: in.Role, EmailVerifiedAt: &now, CreatedAt: now}
+				if err := tx.Create(u).Error; err != nil {
+					return err
+				}
+			case err != nil:
+				return err
+			case u.TenantID != in.TenantID:
+				return ErrConflict
+			}
+			if err := tx.Create(&SSOIdentity{TenantID: in.TenantID, Subject: in.Subject, UserID: u.ID, CreatedAt: now}).Error; err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+		if u.Role == RoleOwner {
+			return ErrOwnerAccount
+		}
+		if u.Role != in.Role {
+			if err := tx.Model(&User{}).Where("id = ?", u.ID).Update("role", in.Role).Error; err != nil {
+				return err
+			}
+			u.Role = in.Role
+		}
+		out = u
+		return nil
+	})
+	if isUniqueViolation(err) {
+		return nil, ErrConflict
+	}
+	return out, err
+}
