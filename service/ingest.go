@@ -63,6 +63,7 @@ type Ingest struct {
 	writer     *incidentWriter
 	recent     *recentAlerts
 	marks      ratelimit.Marks
+	grouping   *groupingCache
 }
 
 // NewIngest wires the ingestion service. confirm is the SSRF-guarded client that
@@ -71,7 +72,7 @@ type Ingest struct {
 // negative key cache and the replay cache.
 func NewIngest(store *models.Store, incidents *Incidents, d *Dispatcher, reg *providers.Registry, sealer *auth.Sealer, confirm *http.Client, marks ratelimit.Marks, log *slog.Logger) *Ingest {
 	return &Ingest{store: store, incidents: incidents, dispatcher: d, registry: reg, sealer: sealer, confirm: confirm, log: log, now: time.Now,
-		writer: newIncidentWriter(store), recent: &recentAlerts{}, marks: marks}
+		writer: newIncidentWriter(store), recent: &recentAlerts{}, marks: marks, grouping: newGroupingCache(store, time.Now)}
 }
 
 // unknownKeyTTL is how long every replica answers a refused key without a
@@ -91,7 +92,10 @@ type AlertOutcome struct {
 	IncidentID string
 	Status     string // the incident's status, or IngestIgnored
 	Duplicate  bool
-	Reason     string // why it was ignored
+	// Grouped means the alert joined the running incident IncidentID instead
+	// of opening one (README, "Alert grouping").
+	Grouped bool
+	Reason  string // why it was ignored
 }
 
 // IngestResult is the outcome of one delivery: a confirmation, an ignored
@@ -299,13 +303,20 @@ func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a pro
 	// answers it without queueing for a write. Any other alert goes straight to
 	// the writer, where the unique index decides.
 	inc := newAlertIncident(tenantID, provider, a, s.now().UTC())
+	window, err := s.groupingFor(ctx, tenantID)
+	if err != nil {
+		return AlertOutcome{}, unavailable("the database", err)
+	}
+	if window > 0 {
+		return s.ingestGrouped(ctx, inc, window)
+	}
 	if s.recent.seen(dedupKey(inc)) {
 		if out, found, err := s.original(ctx, tenantID, provider, a.SourceAlertID); found || err != nil {
 			return out, err
 		}
 	}
 	defer s.recent.add(dedupKey(inc))
-	err := s.writer.create(inc, models.TimelineEntry{
+	err = s.writer.create(inc, models.TimelineEntry{
 		At: inc.CreatedAt, Kind: "alert_received", Message: "Alert received from " + provider,
 		Actor: provider, DedupKey: inc.ID + "/alert_received",
 	})
@@ -354,7 +365,7 @@ func newAlertIncident(tenantID, provider string, a providers.Alert, now time.Tim
 		ID: models.NewID("inc"), TenantID: tenantID, Title: a.Title, Description: desc,
 		Severity: a.Severity, Status: models.StatusTriaging, Source: provider, SourceAlertID: a.SourceAlertID,
 		Service: a.Service, Environment: a.Environment, Tags: a.Tags, Metadata: a.Metadata,
-		CreatedAt: now, UpdatedAt: now,
+		CreatedAt: now, UpdatedAt: now, AlertCount: 1,
 	}
 }
 
