@@ -271,7 +271,7 @@ func (s *Ingest) receive(ctx context.Context, k *WebhookKey, p providers.Provide
 	}
 	res := &IngestResult{Alerts: make([]AlertOutcome, 0, len(batch.Alerts))}
 	for _, a := range batch.Alerts {
-		out, err := s.ingestOne(ctx, k.TenantID, p.Name(), a)
+		out, err := s.ingestOne(ctx, k.TenantID, p.Name(), a, len(batch.Alerts) == 1)
 		if err != nil {
 			return nil, err
 		}
@@ -295,7 +295,9 @@ func allDuplicates(alerts []AlertOutcome) error {
 	return e
 }
 
-func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a providers.Alert) (AlertOutcome, error) {
+// ingestOne records one alert of a delivery; alone says the delivery carried
+// only this one, so a duplicate's answer is the bare 409.
+func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a providers.Alert, alone bool) (AlertOutcome, error) {
 	if a.Resolved {
 		return s.resolveAlert(ctx, tenantID, provider, a)
 	}
@@ -310,12 +312,23 @@ func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a pro
 	if window > 0 {
 		return s.ingestGrouped(ctx, inc, window)
 	}
-	if s.recent.seen(dedupKey(inc)) {
-		if out, found, err := s.original(ctx, tenantID, provider, a.SourceAlertID); found || err != nil {
+	key := dedupKey(inc)
+	if id, seen := s.recent.lookup(key); seen {
+		if id != "" && alone {
+			// The answer is the 409 naming the incident, which needs nothing
+			// else; a delivery of several alerts reports each one's status, read
+			// below.
+			return AlertOutcome{IncidentID: id, Duplicate: true}, nil
+		}
+		out, found, err := s.original(ctx, tenantID, provider, a.SourceAlertID)
+		if found {
+			s.recent.remember(key, out.IncidentID)
+		}
+		if found || err != nil {
 			return out, err
 		}
 	}
-	defer s.recent.add(dedupKey(inc))
+	defer s.recent.add(key)
 	err = s.writer.create(inc, models.TimelineEntry{
 		At: inc.CreatedAt, Kind: "alert_received", Message: "Alert received from " + provider,
 		Actor: provider, DedupKey: inc.ID + "/alert_received",
@@ -328,6 +341,9 @@ func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a pro
 		if err == nil && !found {
 			err = fmt.Errorf("alert %q conflicted but its incident is not found", a.SourceAlertID)
 		}
+		if found {
+			s.recent.remember(key, out.IncidentID)
+		}
 		return out, err
 	case errors.Is(err, models.ErrQuotaExceeded):
 		return AlertOutcome{}, Errorf(CodeEventQuotaExceeded, "the monthly event quota of this tenant is used up; it resets on the 1st (UTC)")
@@ -336,6 +352,7 @@ func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a pro
 	case err != nil:
 		return AlertOutcome{}, unavailable("the database", err)
 	}
+	s.recent.remember(key, inc.ID)
 	s.dispatcher.Kick()
 	s.log.Info("alert ingested", slog.String("tenant_id", tenantID), slog.String("provider", provider), slog.String("incident_id", inc.ID))
 	return AlertOutcome{IncidentID: inc.ID, Status: inc.Status}, nil
