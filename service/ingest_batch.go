@@ -200,11 +200,6 @@ type recentAlerts struct {
 	keys map[string]string
 }
 
-func (r *recentAlerts) seen(key string) bool {
-	_, ok := r.lookup(key)
-	return ok
-}
-
 // lookup reports whether the key was seen and the incident it belongs to (""
 // while unknown).
 func (r *recentAlerts) lookup(key string) (string, bool) {
