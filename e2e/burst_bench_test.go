@@ -48,7 +48,7 @@ func BenchmarkAlertBurst(b *testing.B) {
 	var rate, agents float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r, a := burst(b, e, tenantID, k.Key, k.WebhookSecret, fmt.Sprintf("burst-%d-%s", i, auth.RandomToken(4)))
+		r, a := alertBurst(b, e, tenantID, k.Key, k.WebhookSecret, fmt.Sprintf("burst-%d-%s", i, auth.RandomToken(4)))
 		rate, agents = rate+r, agents+a
 	}
 	b.StopTimer()
@@ -60,10 +60,10 @@ func BenchmarkAlertBurst(b *testing.B) {
 	b.ReportMetric(rate/floor, "ratio_vs_floor")
 }
 
-// burst delivers burstSize alerts and waits for all their passes to finish. It
+// alertBurst delivers burstSize alerts and waits for all their passes to finish. It
 // returns investigations per second from the first delivery to the last
 // completion, and the mean number of agents per pass.
-func burst(b *testing.B, e *env, tenantID, key, secret, run string) (perSec, agents float64) {
+func alertBurst(b *testing.B, e *env, tenantID, key, secret, run string) (perSec, agents float64) {
 	bodies := make([][]byte, burstSize)
 	for i := range bodies {
 		bodies[i], _ = json.Marshal(map[string]string{
