@@ -20,6 +20,9 @@ type incidentJSON struct {
 	CreatedAt   time.Time  `json:"createdAt"`
 	UpdatedAt   time.Time  `json:"updatedAt"`
 	ResolvedAt  *time.Time `json:"resolvedAt"`
+	// AlertCount counts the alerts grouped into the incident, the first one
+	// included (README, "Alert grouping").
+	AlertCount int `json:"alertCount"`
 }
 
 // incidentDetailJSON adds what GET /v1/incidents/{id} shows.
@@ -49,6 +52,7 @@ func toIncident(i *models.Incident) incidentJSON {
 		IncidentID: i.ID, Title: i.Title, Description: i.Description, Severity: i.Severity, Status: i.Status,
 		Source: i.Source, Service: i.Service, Environment: i.Environment,
 		CreatedAt: i.CreatedAt.UTC(), UpdatedAt: i.UpdatedAt.UTC(), ResolvedAt: utc(i.ResolvedAt),
+		AlertCount: max(i.AlertCount, 1),
 	}
 }
 

@@ -148,6 +148,9 @@ func NewRouter(d Deps) *gin.Engine {
 
 	v1.GET("/analytics/incidents", requireRole(anyRole...), h.incidentAnalytics)
 
+	v1.GET("/settings/grouping", requireRole(anyRole...), h.getGrouping)
+	v1.PUT("/settings/grouping", requireRole(managers...), h.putGrouping)
+
 	v1.POST("/webhook-endpoints", requireRole(managers...), h.createWebhookEndpoint)
 	v1.GET("/webhook-endpoints", requireRole(managers...), h.listWebhookEndpoints)
 	v1.DELETE("/webhook-endpoints/:endpointId", requireRole(managers...), h.deleteWebhookEndpoint)

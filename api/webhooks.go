@@ -103,6 +103,7 @@ type alertJSON struct {
 	IncidentID string `json:"incidentId"`
 	Status     string `json:"status"`
 	Duplicate  bool   `json:"duplicate"`
+	Grouped    bool   `json:"grouped,omitempty"`
 }
 
 // webhookResponse shapes an ingestion result: the first alert's incident and
@@ -118,13 +119,16 @@ func webhookResponse(res *service.IngestResult) (int, gin.H) {
 	}
 	first := res.Alerts[0]
 	out := gin.H{"incidentId": first.IncidentID, "status": first.Status}
+	if first.Grouped {
+		out["grouped"] = true
+	}
 	if first.Status == service.IngestIgnored {
 		out = gin.H{"status": first.Status, "reason": first.Reason}
 	}
 	if len(res.Alerts) > 1 {
 		all := make([]alertJSON, len(res.Alerts))
 		for i, a := range res.Alerts {
-			all[i] = alertJSON{IncidentID: a.IncidentID, Status: a.Status, Duplicate: a.Duplicate}
+			all[i] = alertJSON{IncidentID: a.IncidentID, Status: a.Status, Duplicate: a.Duplicate, Grouped: a.Grouped}
 		}
 		out["alerts"] = all
 	}

@@ -47,7 +47,7 @@ func (d *deploySystem) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // workerProcess runs the worker binary against the test's Temporal, database and
 // task queue.
-func workerProcess(t *testing.T, bin string, e *env, logName string) *exec.Cmd {
+func workerProcess(t testing.TB, bin string, e *env, logName string) *exec.Cmd {
 	t.Helper()
 	c := e.Config
 	cmd := exec.Command(bin)
@@ -77,7 +77,7 @@ func workerProcess(t *testing.T, bin string, e *env, logName string) *exec.Cmd {
 }
 
 // buildWorker compiles ./cmd/worker into the test's temp dir.
-func buildWorker(t *testing.T) string {
+func buildWorker(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "worker")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/worker")

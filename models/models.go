@@ -143,6 +143,9 @@ type Incident struct {
 	UpdatedAt         time.Time         `gorm:"not null"`
 	ResolvedAt        *time.Time        `gorm:"index:idx_incidents_tenant_analytics,priority:4"`
 	WorkflowStartedAt *time.Time        `gorm:"index:idx_incidents_unstarted,where:workflow_started_at IS NULL"`
+	// AlertCount is how many alerts the incident stands for: the one that
+	// opened it plus those grouped into it (models.GroupAlert).
+	AlertCount int `gorm:"not null;default:1"`
 }
 
 // TimelineEntry is one line of an incident's history. DedupKey makes writes from
@@ -175,5 +178,5 @@ type UsageCounter struct {
 
 // All lists every model, in dependency order, for migrations.
 func All() []any {
-	return []any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &Runbook{}, &Remediation{}, &RemediationStep{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}, &SSOConnection{}, &SSOIdentity{}, &SSOReplay{}}
+	return []any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &Runbook{}, &Remediation{}, &RemediationStep{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}, &SSOConnection{}, &SSOIdentity{}, &SSOReplay{}, &GroupingSetting{}}
 }

@@ -70,7 +70,7 @@ func (s *Incidents) Create(ctx context.Context, p auth.Principal, in CreateIncid
 	inc := &models.Incident{
 		ID: models.NewID("inc"), TenantID: p.TenantID, Title: title, Description: desc,
 		Severity: models.SeverityMedium, Status: models.StatusOpen, Source: models.SourceManual,
-		Tags: map[string]string{}, Metadata: map[string]any{}, CreatedAt: now, UpdatedAt: now,
+		Tags: map[string]string{}, Metadata: map[string]any{}, CreatedAt: now, UpdatedAt: now, AlertCount: 1,
 	}
 	rem, err := s.store.CreateIncident(ctx, inc, models.TimelineEntry{
 		At: now, Kind: "created", Message: "Incident opened manually", Actor: p.Email, DedupKey: inc.ID + "/created",

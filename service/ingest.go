@@ -63,6 +63,7 @@ type Ingest struct {
 	writer     *incidentWriter
 	recent     *recentAlerts
 	marks      ratelimit.Marks
+	grouping   *groupingCache
 }
 
 // NewIngest wires the ingestion service. confirm is the SSRF-guarded client that
@@ -71,7 +72,7 @@ type Ingest struct {
 // negative key cache and the replay cache.
 func NewIngest(store *models.Store, incidents *Incidents, d *Dispatcher, reg *providers.Registry, sealer *auth.Sealer, confirm *http.Client, marks ratelimit.Marks, log *slog.Logger) *Ingest {
 	return &Ingest{store: store, incidents: incidents, dispatcher: d, registry: reg, sealer: sealer, confirm: confirm, log: log, now: time.Now,
-		writer: newIncidentWriter(store), recent: &recentAlerts{}, marks: marks}
+		writer: newIncidentWriter(store), recent: &recentAlerts{}, marks: marks, grouping: newGroupingCache(store, time.Now)}
 }
 
 // unknownKeyTTL is how long every replica answers a refused key without a
@@ -91,7 +92,10 @@ type AlertOutcome struct {
 	IncidentID string
 	Status     string // the incident's status, or IngestIgnored
 	Duplicate  bool
-	Reason     string // why it was ignored
+	// Grouped means the alert joined the running incident IncidentID instead
+	// of opening one (README, "Alert grouping").
+	Grouped bool
+	Reason  string // why it was ignored
 }
 
 // IngestResult is the outcome of one delivery: a confirmation, an ignored
@@ -267,7 +271,7 @@ func (s *Ingest) receive(ctx context.Context, k *WebhookKey, p providers.Provide
 	}
 	res := &IngestResult{Alerts: make([]AlertOutcome, 0, len(batch.Alerts))}
 	for _, a := range batch.Alerts {
-		out, err := s.ingestOne(ctx, k.TenantID, p.Name(), a)
+		out, err := s.ingestOne(ctx, k.TenantID, p.Name(), a, len(batch.Alerts) == 1)
 		if err != nil {
 			return nil, err
 		}
@@ -291,7 +295,9 @@ func allDuplicates(alerts []AlertOutcome) error {
 	return e
 }
 
-func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a providers.Alert) (AlertOutcome, error) {
+// ingestOne records one alert of a delivery; alone says the delivery carried
+// only this one, so a duplicate's answer is the bare 409.
+func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a providers.Alert, alone bool) (AlertOutcome, error) {
 	if a.Resolved {
 		return s.resolveAlert(ctx, tenantID, provider, a)
 	}
@@ -299,13 +305,31 @@ func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a pro
 	// answers it without queueing for a write. Any other alert goes straight to
 	// the writer, where the unique index decides.
 	inc := newAlertIncident(tenantID, provider, a, s.now().UTC())
-	if s.recent.seen(dedupKey(inc)) {
-		if out, found, err := s.original(ctx, tenantID, provider, a.SourceAlertID); found || err != nil {
+	window, err := s.groupingFor(ctx, tenantID)
+	if err != nil {
+		return AlertOutcome{}, unavailable("the database", err)
+	}
+	if window > 0 {
+		return s.ingestGrouped(ctx, inc, window)
+	}
+	key := dedupKey(inc)
+	if id, seen := s.recent.lookup(key); seen {
+		if id != "" && alone {
+			// The answer is the 409 naming the incident, which needs nothing
+			// else; a delivery of several alerts reports each one's status, read
+			// below.
+			return AlertOutcome{IncidentID: id, Duplicate: true}, nil
+		}
+		out, found, err := s.original(ctx, tenantID, provider, a.SourceAlertID)
+		if found {
+			s.recent.remember(key, out.IncidentID)
+		}
+		if found || err != nil {
 			return out, err
 		}
 	}
-	defer s.recent.add(dedupKey(inc))
-	err := s.writer.create(inc, models.TimelineEntry{
+	defer s.recent.add(key)
+	err = s.writer.create(inc, models.TimelineEntry{
 		At: inc.CreatedAt, Kind: "alert_received", Message: "Alert received from " + provider,
 		Actor: provider, DedupKey: inc.ID + "/alert_received",
 	})
@@ -317,6 +341,9 @@ func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a pro
 		if err == nil && !found {
 			err = fmt.Errorf("alert %q conflicted but its incident is not found", a.SourceAlertID)
 		}
+		if found {
+			s.recent.remember(key, out.IncidentID)
+		}
 		return out, err
 	case errors.Is(err, models.ErrQuotaExceeded):
 		return AlertOutcome{}, Errorf(CodeEventQuotaExceeded, "the monthly event quota of this tenant is used up; it resets on the 1st (UTC)")
@@ -325,6 +352,7 @@ func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a pro
 	case err != nil:
 		return AlertOutcome{}, unavailable("the database", err)
 	}
+	s.recent.remember(key, inc.ID)
 	s.dispatcher.Kick()
 	s.log.Info("alert ingested", slog.String("tenant_id", tenantID), slog.String("provider", provider), slog.String("incident_id", inc.ID))
 	return AlertOutcome{IncidentID: inc.ID, Status: inc.Status}, nil
@@ -354,7 +382,7 @@ func newAlertIncident(tenantID, provider string, a providers.Alert, now time.Tim
 		ID: models.NewID("inc"), TenantID: tenantID, Title: a.Title, Description: desc,
 		Severity: a.Severity, Status: models.StatusTriaging, Source: provider, SourceAlertID: a.SourceAlertID,
 		Service: a.Service, Environment: a.Environment, Tags: a.Tags, Metadata: a.Metadata,
-		CreatedAt: now, UpdatedAt: now,
+		CreatedAt: now, UpdatedAt: now, AlertCount: 1,
 	}
 }
 

@@ -187,32 +187,45 @@ func (w *incidentWriter) commit(ctx context.Context, leaders []*incidentJob, res
 // recentAlertsMax bounds the memory of recentAlerts; reaching it starts afresh.
 const recentAlertsMax = 100000
 
-// recentAlerts remembers the dedup keys this process recently ingested. It is
-// only a hint for choosing the cheaper path (a duplicate check by read, instead
-// of an insert that finds the conflict): both paths give the same answer.
+// recentAlerts remembers the dedup keys this process recently ingested and,
+// once known, the incident each one belongs to. A dedup key belongs to its
+// incident for good (incidents are never deleted and the key never moves), so
+// a remembered incident answers a repeat delivery without the database: in an
+// alert storm most deliveries are such repeats, and the duplicate should be the
+// cheap case. A key whose incident is not known yet is only a hint for choosing
+// the cheaper path (a read instead of an insert that finds the conflict); both
+// give the same answer.
 type recentAlerts struct {
 	mu   sync.Mutex
-	keys map[string]struct{}
+	keys map[string]string
 }
 
-func (r *recentAlerts) seen(key string) bool {
+// lookup reports whether the key was seen and the incident it belongs to (""
+// while unknown).
+func (r *recentAlerts) lookup(key string) (string, bool) {
 	if key == "" {
-		return false
+		return "", false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, ok := r.keys[key]
-	return ok
+	id, ok := r.keys[key]
+	return id, ok
 }
 
-func (r *recentAlerts) add(key string) {
+func (r *recentAlerts) add(key string) { r.remember(key, "") }
+
+// remember records the key, with its incident when known; a known incident is
+// never replaced by "".
+func (r *recentAlerts) remember(key, incidentID string) {
 	if key == "" {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.keys == nil || len(r.keys) >= recentAlertsMax {
-		r.keys = map[string]struct{}{}
+		r.keys = map[string]string{}
 	}
-	r.keys[key] = struct{}{}
+	if incidentID != "" || r.keys[key] == "" {
+		r.keys[key] = incidentID
+	}
 }

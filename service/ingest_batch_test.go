@@ -28,7 +28,7 @@ func TestIncidentWriterRefusesBacklog(t *testing.T) {
 	}
 
 	s := &Ingest{writer: w, recent: &recentAlerts{}, now: time.Now}
-	_, err = s.ingestOne(t.Context(), "ten_1", "custom", providers.Alert{Title: "t", SourceAlertID: "a-1"})
+	_, err = s.ingestOne(t.Context(), "ten_1", "custom", providers.Alert{Title: "t", SourceAlertID: "a-1"}, true)
 	if e, ok := AsError(err); !ok || e.Code != CodeUnavailable {
 		t.Fatalf("ingest on a full queue: %v, want %s", err, CodeUnavailable)
 	}

@@ -117,7 +117,7 @@ func evalScenario(ctx context.Context, a *app.App, inv *service.Investigations, 
 	inc := &models.Incident{
 		ID: models.NewID("inc"), TenantID: p.TenantID, Title: al.Title, Description: al.Description,
 		Severity: analyzer.NormalizeSeverity(al.Severity, models.SeverityMedium), Status: models.StatusOpen, Source: "eval",
-		Service: al.Service, Environment: al.Environment, Tags: al.Tags, Metadata: al.Metadata, CreatedAt: now, UpdatedAt: now,
+		Service: al.Service, Environment: al.Environment, Tags: al.Tags, Metadata: al.Metadata, CreatedAt: now, UpdatedAt: now, AlertCount: 1,
 	}
 	if _, err := a.Store.CreateIncident(ctx, inc, models.TimelineEntry{At: now, Kind: "created", Message: "Scenario " + s.ID, Actor: p.Email, DedupKey: inc.ID + "/created"}); err != nil {
 		return evalResult{}, err

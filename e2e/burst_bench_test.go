@@ -1,0 +1,203 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/providers"
+	"github.com/causeway/causeway/worker"
+)
+
+// burstSize is the storm of distinct alerts BenchmarkAlertBurst sends.
+const burstSize = 200
+
+// burstClients is how many senders deliver the burst at once.
+const burstClients = 32
+
+// BenchmarkAlertBurst sends 200 distinct alerts at once through the webhook
+// (offline analyzer, as `make run`) and times them until every one has a
+// finished investigation, then runs the same shape on bare Temporal at the same
+// concurrency: 200 parent workflows started at once, each starting as many
+// children as the burst's passes had agents on average, each child running one
+// activity that does nothing. Reported: investigations/s, the floor's passes/s,
+// and their ratio (target ≥ 0.8). Each iteration is one whole burst.
+func BenchmarkAlertBurst(b *testing.B) {
+	cfg := testConfig(b)
+	cfg.QuotaEventsPerMonth, cfg.QuotaInvestigationsPerMonth = 0, 0
+	e := newEnvWith(b, cfg)
+	token, tenantID := e.signup(b, "Burst")
+	var k struct{ Key, WebhookSecret string }
+	if st := e.call(b, "POST", "/v1/api-keys", token, map[string]string{"name": "burst"}, &k); st != http.StatusCreated {
+		b.Fatalf("api key: %d", st)
+	}
+	var rate, agents float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, a := alertBurst(b, e, tenantID, k.Key, k.WebhookSecret, fmt.Sprintf("burst-%d-%s", i, auth.RandomToken(4)))
+		rate, agents = rate+r, agents+a
+	}
+	b.StopTimer()
+	rate, agents = rate/float64(b.N), agents/float64(b.N)
+	floor := burstFloor(b, max(1, int(agents+0.5)))
+	b.ReportMetric(rate, "investigations/s")
+	b.ReportMetric(agents, "agents/pass")
+	b.ReportMetric(floor, "floor_passes/s")
+	b.ReportMetric(rate/floor, "ratio_vs_floor")
+}
+
+// alertBurst delivers burstSize alerts and waits for all their passes to finish. It
+// returns investigations per second from the first delivery to the last
+// completion, and the mean number of agents per pass.
+func alertBurst(b *testing.B, e *env, tenantID, key, secret, run string) (perSec, agents float64) {
+	bodies := make([][]byte, burstSize)
+	for i := range bodies {
+		bodies[i], _ = json.Marshal(map[string]string{
+			"title":         fmt.Sprintf("checkout-%d p99 latency > 2s", i),
+			"description":   "checkout p99 2.4s for 10m; upstream payments answering 503",
+			"sourceAlertId": fmt.Sprintf("%s-%d", run, i), "severity": "high", "service": fmt.Sprintf("checkout-%d", i),
+		})
+	}
+	ids := make([]string, burstSize)
+	var next atomic.Int64
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range burstClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= burstSize {
+					return
+				}
+				id, err := postBurstAlert(e.URL, tenantID, key, secret, bodies[i])
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				ids[i] = id
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		var done []models.Investigation
+		if err := e.Store.DB().Select("id", "agents").Where("incident_id IN ? AND completed_at IS NOT NULL", ids).
+			Find(&done).Error; err != nil {
+			b.Fatal(err)
+		}
+		if len(done) == burstSize {
+			elapsed := time.Since(start)
+			n := 0
+			for _, inv := range done {
+				n += len(inv.Agents)
+			}
+			return burstSize / elapsed.Seconds(), float64(n) / burstSize
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d alerts investigated after 5 minutes", len(done), burstSize)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// postBurstAlert delivers one signed custom alert and returns its incident.
+func postBurstAlert(base, tenantID, key, secret string, body []byte) (string, error) {
+	req, _ := http.NewRequest("POST", base+"/v1/webhooks/"+tenantID+"/custom", bytes.NewReader(body))
+	req.Header.Set("X-API-Key", key)
+	req.Header.Set(providers.HeaderSignature, providers.Sign([]byte(secret), body, ""))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out struct {
+		IncidentID string `json:"incidentId"`
+	}
+	_ = json.Unmarshal(raw, &out)
+	if resp.StatusCode != http.StatusAccepted || out.IncidentID == "" {
+		return "", fmt.Errorf("alert: %d %s", resp.StatusCode, raw)
+	}
+	return out.IncidentID, nil
+}
+
+// burstFloor starts burstSize floorPass workflows of agents children each, with
+// burstClients starters, on a fresh worker with Causeway's worker options, and
+// returns passes per second from the first start to the last completion.
+func burstFloor(b *testing.B, agents int) float64 {
+	c, err := client.Dial(client.Options{
+		HostPort: stack.FrontendAddress(), Namespace: stack.Namespace(),
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	queue := "burst-floor-" + auth.RandomToken(6)
+	w := sdkworker.New(c, queue, worker.Options())
+	w.RegisterWorkflow(floorPass)
+	w.RegisterWorkflow(floorAgent)
+	w.RegisterActivity(floorCall)
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	ctx := context.Background()
+	runs := make([]client.WorkflowRun, burstSize)
+	var next atomic.Int64
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	// Started like the burst's alerts are acknowledged (all of them, by
+	// burstClients senders), then awaited: all 200 passes are in flight at once.
+	for range burstClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= burstSize {
+					return
+				}
+				run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("%s/pass/%d", queue, i), TaskQueue: queue},
+					floorPass, agents, time.Duration(0))
+				if err != nil {
+					failed.Store(err)
+					return
+				}
+				runs[i] = run
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := failed.Load().(error); ok {
+		b.Fatal(err)
+	}
+	for _, run := range runs {
+		if err := run.Get(ctx, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return burstSize / time.Since(start).Seconds()
+}

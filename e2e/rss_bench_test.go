@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/causeway/causeway/workflows"
+)
+
+// waitingRemediations is how many proposals BenchmarkWorkerRSSWaiting leaves
+// waiting for a decision.
+const waitingRemediations = 1000
+
+// BenchmarkWorkerRSSWaiting runs the worker binary as its own process and
+// starts 1,000 RemediationWorkflows that wait for approval, as a tenant with
+// many open proposals would have. Reported: the worker's resident set before
+// and with all 1,000 waiting (each has run its first workflow task and
+// answered a query, so it sits in the worker's cache), and the difference per
+// waiting remediation.
+func BenchmarkWorkerRSSWaiting(b *testing.B) {
+	bin := buildWorker(b)
+	e := startEnv(b, testConfig(b), false)
+	cmd := workerProcess(b, bin, e, "worker.log")
+	ctx := context.Background()
+	var before, after int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		// Let the worker finish starting (connect, register, first polls).
+		time.Sleep(3 * time.Second)
+		before = rssKB(b, cmd.Process.Pid)
+		var next atomic.Int64
+		var failed atomic.Value
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					n := int(next.Add(1)) - 1
+					if n >= waitingRemediations {
+						return
+					}
+					id := fmt.Sprintf("rem_rss_%d_%d", i, n)
+					_, err := e.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+						ID: workflows.RemediationWorkflowID(id), TaskQueue: e.Config.TemporalTaskQueue,
+					}, workflows.RemediationWorkflowName, workflows.RemediationInput{
+						TenantID: "ten_rss", IncidentID: "inc_rss", RemediationID: id, PlanHash: "rss",
+					})
+					if err == nil {
+						err = awaitAnswer(ctx, e, workflows.RemediationWorkflowID(id))
+					}
+					if err != nil {
+						failed.Store(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err, ok := failed.Load().(error); ok {
+			b.Fatal(err)
+		}
+		after = rssKB(b, cmd.Process.Pid)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(before)/1024, "rss_idle_MB")
+	b.ReportMetric(float64(after)/1024, "rss_1000_waiting_MB")
+	b.ReportMetric(float64(after-before)/waitingRemediations, "KB/waiting")
+}
+
+// awaitAnswer queries the workflow until it answers, which it does once its
+// first workflow task ran on the worker.
+func awaitAnswer(ctx context.Context, e *env, id string) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		v, err := e.Temporal.QueryWorkflow(ctx, id, "", workflows.QueryRemediationState)
+		if err == nil && v.HasValue() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("remediation workflow %s never answered: %v", id, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// rssKB reads a process's resident set size from /proc.
+func rssKB(b *testing.B, pid int) int64 {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb
+		}
+	}
+	b.Fatal("no VmRSS in /proc status")
+	return 0
+}
