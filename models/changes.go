@@ -148,3 +148,10 @@ func (s *Store) ChangesInWindow(ctx context.Context, tenantID string, from, to t
 		Order("started_at DESC, id DESC").Limit(limit).Find(&out).Error
 	return out, err
 }
+
+// HasChanges reports whether the tenant ever recorded a change.
+func (s *Store) HasChanges(ctx context.Context, tenantID string) (bool, error) {
+	var ids []string
+	err := s.db.WithContext(ctx).Model(&Change{}).Where("tenant_id = ?", tenantID).Limit(1).Pluck("id", &ids).Error
+	return len(ids) > 0, err
+}
