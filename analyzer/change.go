@@ -74,6 +74,9 @@ func (c Change) Line() string {
 	return b.String()
 }
 
+// maxChangeLine bounds the rendering of one change an agent reads.
+const maxChangeLine = 2048
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // WithChanges returns in with the recorded changes attached: structured, for

@@ -135,7 +135,7 @@ func onset(c *corpus, isChange []bool) (stamp, bool) {
 	var errs, any []stamp
 	for i := range c.lines {
 		l := &c.lines[i]
-		if l.src != "context" || isChange[i] || isSeriesLine(l.text) {
+		if l.src != "context" || l.recorded || isChange[i] || isSeriesLine(l.text) {
 			continue
 		}
 		s, ok := firstStamp(l.text)
@@ -189,7 +189,7 @@ func changeHits(c *corpus) []hit {
 	var changes []change
 	for i := range c.lines {
 		l := &c.lines[i]
-		if l.src == "field" {
+		if l.src == "field" || l.recorded {
 			continue
 		}
 		cfg := configRe.FindStringIndex(l.text)
@@ -352,7 +352,7 @@ func revertHits(c *corpus, changes []change, on stamp, haveOnset bool) []hit {
 	var out []hit
 	for i := range c.lines {
 		l := &c.lines[i]
-		if l.src != "context" {
+		if l.src != "context" || l.recorded {
 			continue
 		}
 		cfg := configRevertRe.MatchString(l.text)

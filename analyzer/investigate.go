@@ -113,7 +113,7 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 	c := buildCorpus(BoundInput(in.ForRole(role)))
 	var hits []hit
 	readings := func(c *corpus) []hit { return readingHits(c.in.Gathered, role) }
-	for _, phase := range []func(*corpus) []hit{ruleHits, numericHits, readings, statedChangeHits} {
+	for _, phase := range []func(*corpus) []hit{ruleHits, numericHits, readings, statedChangeHits, attributionHits} {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
@@ -208,7 +208,7 @@ func ruleHits(c *corpus) []hit {
 	var out []hit
 	for li := range c.lines {
 		l := &c.lines[li]
-		if adviceRe.MatchString(l.text) {
+		if l.recorded || adviceRe.MatchString(l.text) {
 			continue
 		}
 		for ri := range rules {

@@ -1,0 +1,116 @@
+package analyzer
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func at(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// releaseIncident is checkout failing after a release whose version is the
+// only one in the failing lines.
+func releaseIncident(changeService string) Input {
+	return Input{
+		Title:       "checkout 5xx above 4%",
+		Description: "checkout is answering 5xx on POST /orders since 14:08.",
+		Service:     "checkout", Environment: "production",
+		Context: []string{
+			"2025-06-02T14:08:11Z ERROR pod=checkout-7f9c-abcde version=2.14.0 NullPointerException in OrderMapper.toDto\n" +
+				"2025-06-02T14:08:12Z INFO pod=checkout-5b8d-xyz12 version=2.13.4 POST /orders 201 in 88ms",
+			"error rate by version 14:00-14:20: 2.14.0 31% errors, 2.13.4 0.1% errors",
+		},
+	}.WithChanges([]Change{{ID: "chg_01REL", Service: changeService, Kind: "deployment", Version: "2.14.0",
+		Description: "Release 2.14.0: order DTO refactor", StartedAt: at("2025-06-02T14:05:00Z")}})
+}
+
+func TestAttributionNamesTheRelease(t *testing.T) {
+	in := releaseIncident("checkout")
+	res := runAll(in)
+	if res.Category != CategoryBadDeployment {
+		t.Fatalf("got %s (%v), want bad_deployment", res.Category, res.Hypotheses)
+	}
+	found := false
+	for _, e := range res.Evidence {
+		if e.Source != nil && e.Source.Kind == SourceChange && e.Source.ChangeID == "chg_01REL" &&
+			strings.Contains(e.Content, "2.14.0") && strings.Contains(e.Content, "2025-06-02") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no evidence cites the change by id, version and time: %+v", res.Evidence)
+	}
+}
+
+func TestAttributionLeavesAnotherServicesReleaseAlone(t *testing.T) {
+	in := releaseIncident("search")
+	// The failing lines name no search version: a release of another service.
+	in.Context = []string{"2025-06-02T14:08:11Z ERROR pod=checkout-7f9c-abcde upstream connect error, payments-db: connection refused"}
+	res := runAll(in)
+	if res.Category == CategoryBadDeployment {
+		t.Fatalf("a release of another service became the root cause: %+v", res.Hypotheses)
+	}
+	rep := Investigate(RoleDeployments, in)
+	refuted := false
+	for _, f := range rep.Findings {
+		if f.Category == CategoryBadDeployment && f.Stance == StanceRefutes && strings.Contains(f.Summary, "not the failing service") {
+			refuted = true
+		}
+	}
+	if !refuted {
+		t.Fatalf("the deployments agent did not set the other service's release aside: %+v", rep.Findings)
+	}
+}
+
+func TestAttributionNamesTheLimitCutOverTheThrottling(t *testing.T) {
+	in := Input{
+		Title: "partner-api 429s above 5%", Description: "38% of partner-api requests are answered with HTTP 429 since 08:16.",
+		Service: "partner-api",
+		Context: []string{`{"time":"2025-02-26T08:16:40Z","status":429,"consumer":"fleetco","response_headers":{"ratelimit-limit":"60","ratelimit-remaining":"0"}} rate limit exceeded`},
+	}.WithChanges([]Change{{ID: "chg_01CFG", Service: "partner-api", Kind: "config", Version: "gw@881",
+		Description: "gateway sync: per-consumer rate limit 600/min -> 60/min", StartedAt: at("2025-02-26T08:15:30Z")}})
+	if res := runAll(in); res.Category != CategoryConfigChange {
+		t.Fatalf("got %s, want config_change: %+v", res.Category, res.Hypotheses)
+	}
+	// Without the change, the same input is throttling.
+	in.Changes, in.Gathered = nil, nil
+	if res := runAll(in); res.Category != CategoryRateLimited {
+		t.Fatalf("without the change got %s, want rate_limited", res.Category)
+	}
+}
+
+func TestAttributionTiming(t *testing.T) {
+	old := releaseIncident("checkout")
+	old.Changes[0].StartedAt = at("2025-05-28T09:00:00Z")
+	old = Input{Title: old.Title, Description: old.Description, Service: old.Service,
+		Context: []string{"2025-06-02T14:08:11Z ERROR checkout: payments-db connection refused"}}.WithChanges(old.Changes)
+	rep := Investigate(RoleDeployments, old)
+	for _, f := range rep.Findings {
+		if f.Category == CategoryBadDeployment && f.Stance == StanceSupports && f.Strength >= 0.4 {
+			t.Fatalf("a release days before the onset supports bad_deployment: %+v", f)
+		}
+	}
+}
+
+func TestAttributionRollbackThatEndedTheSymptoms(t *testing.T) {
+	in := Input{
+		Title: "search p99 above 2s", Description: "search latency p99 2.4s since 10:12", Service: "search",
+		Context: []string{"10:12 p99 2.4s, errors timeouts on /query\n10:31 p99 back to normal 180ms"},
+	}.WithChanges([]Change{
+		{ID: "chg_A", Service: "search", Kind: "deployment", Version: "5.2.0", Description: "Release 5.2.0", StartedAt: at("2025-04-01T10:05:00Z")},
+		{ID: "chg_B", Service: "search", Kind: "rollback", Version: "5.1.9", RevertOf: "5.2.0", Description: "roll back to 5.1.9", StartedAt: at("2025-04-01T10:25:00Z")},
+	})
+	rep := Investigate(RoleDeployments, in)
+	for _, f := range rep.Findings {
+		if f.Category == CategoryBadDeployment && f.Stance == StanceSupports && f.Strength >= strRollbackFixed && strings.Contains(f.Citation, "chg_B") {
+			return
+		}
+	}
+	t.Fatalf("the rollback that ended the symptoms was not weighed: %+v", rep.Findings)
+}
