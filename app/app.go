@@ -176,6 +176,7 @@ func (a *App) Router() http.Handler {
 		Analytics:                   service.NewAnalytics(a.Store),
 		DataSources:                 service.NewDataSources(a.Store, a.sealer, a.DataSourceConnector()),
 		Ingest:                      service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Marks, a.Log),
+		Changes:                     service.NewChanges(a.Store, auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Marks, a.Log),
 	}
 	dash, err := ui.New(ui.Options{
 		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
