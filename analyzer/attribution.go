@@ -137,6 +137,16 @@ func (c *corpus) weigh(a *attributed) (hit, bool) {
 			a.gap, a.timed = d, true
 		}
 	}
+	if a.timed && a.gap < -afterOnsetSlack && kind != scopeNone && !a.ch.StartedAt.IsZero() {
+		// The first error of the whole input may predate the incident (a
+		// cron that failed earlier); the alert's own start time says when
+		// this incident began.
+		if fired, ok := c.alertStart(); ok {
+			if d, ok := minutesBetween(stampOf(a.ch.StartedAt), fired); ok && d >= -afterOnsetSlack && d <= suspectWindow {
+				a.gap = d
+			}
+		}
+	}
 	if !a.own {
 		return c.weighOther(a, q, kind)
 	}
@@ -160,6 +170,13 @@ func (c *corpus) weigh(a *attributed) (hit, bool) {
 	} else {
 		str, why = strTimelyLoose, "near the incident"
 	}
+	if !a.timed && kind != scopeVersion {
+		// With no time to set it against, what a change touched makes it a
+		// suspect, never the confirmed trigger.
+		if kind == scopeIdent || kind == scopeResource {
+			kind = scopeWords
+		}
+	}
 	switch kind {
 	case scopeResource:
 		str, why = max(str, strScopedIdent), why+"; it changed what now fails, "+q
@@ -174,22 +191,75 @@ func (c *corpus) weigh(a *attributed) (hit, bool) {
 }
 
 // scope is the evidence that the failures touch what the change changed, the
-// kind of that evidence and when the quoted failure happened (min -1 when
-// its line carries no time).
+// kind of that evidence, and the earliest time at or after the change's start
+// (min -1 when none) of a failing line showing it.
 func (c *corpus) scope(ch Change) (string, int, stamp) {
-	q, kind, li := c.scopeEvidence(ch)
+	q, kind, _ := c.scopeEvidence(ch)
+	mech := ""
 	if kind == scopeNone || kind == scopeWords {
 		if m, quote := c.touchedMechanism(ch); m != "" {
-			q, kind, li = m+" as the input shows: "+quote, scopeResource, -1
+			q, kind, mech = m+" as the input shows: "+quote, scopeResource, m
 		}
 	}
 	at := stamp{min: -1}
-	if li >= 0 {
-		if s, ok := firstStamp(c.lines[li].text); ok {
-			at = s
+	if kind == scopeNone || kind == scopeWords || ch.StartedAt.IsZero() {
+		return q, kind, at
+	}
+	start := stampOf(ch.StartedAt)
+	for _, li := range c.scopeLines(ch, kind, mech) {
+		s, ok := firstStamp(c.lines[li].text)
+		if !ok {
+			continue
+		}
+		if d, ok := minutesBetween(start, s); ok && d >= -afterOnsetSlack {
+			if at.min < 0 {
+				at = s
+			} else if e, ok := minutesBetween(at, s); ok && e < 0 {
+				at = s
+			}
 		}
 	}
 	return q, kind, at
+}
+
+// scopeLines are the failing lines that show the scope evidence of kind.
+func (c *corpus) scopeLines(ch Change, kind int, mech string) []int {
+	var out []int
+	switch kind {
+	case scopeVersion, scopeIdent:
+		toks := []string{strings.ToLower(strings.TrimSpace(ch.Version))}
+		if kind == scopeIdent {
+			toks, _ = changeTerms(ch)
+		}
+		for i := range c.lines {
+			l := &c.lines[i]
+			if l.recorded || l.src == "field" || !errorishRe.MatchString(l.text) {
+				continue
+			}
+			for _, t := range toks {
+				if len(t) >= 2 && containsToken(l.lower, t) {
+					out = append(out, i)
+					break
+				}
+			}
+		}
+	case scopeResource:
+		var cites []string
+		for _, h := range append(ruleHits(c), numericHits(c)...) {
+			if h.cat == mech && h.stance == StanceSupports {
+				cites = append(cites, h.citation)
+			}
+		}
+		for i := range c.lines {
+			for _, q := range cites {
+				if !c.lines[i].recorded && strings.Contains(c.lines[i].text, q) {
+					out = append(out, i)
+					break
+				}
+			}
+		}
+	}
+	return out
 }
 
 // weighOther judges a change to another service: it is the trigger only when
@@ -203,6 +273,18 @@ func (c *corpus) weighOther(a *attributed, q string, kind int) (hit, bool) {
 	why := fmt.Sprintf("%s before the symptoms began, to %s, which the failing lines name; they name what it changed: %s",
 		humanMinutes(max(a.gap, 0)), oneLine(a.ch.Service), q)
 	return c.changeHit(a, StanceSupports, strScopedIdent, why), true
+}
+
+// alertStart is the start time the alert's metadata states, when it states one.
+func (c *corpus) alertStart() (stamp, bool) {
+	for _, k := range sortedKeys(c.in.Metadata) {
+		if v, ok := c.in.Metadata[k].(string); ok && onsetKeyRe.MatchString(k) {
+			if s, ok := firstStamp(v); ok && s.day > 0 && s.min >= 0 {
+				return s, true
+			}
+		}
+	}
+	return stamp{}, false
 }
 
 // failuresName reports whether a failing line of the input names service.
@@ -299,18 +381,19 @@ var resourceCats = []struct {
 	re   *regexp.Regexp
 	cats []string
 }{
-	{re(`rate[- _]?limit|ratelimit|throttl|quota|requests? per|rps|qps|burst`), []string{CategoryRateLimited}},
-	{re(`pool|max_?conn|connections?|pgbouncer|hikari`), []string{CategoryDBConnectionExhaustion}},
-	{re(`memory|heap|xmx|mi|gi|\d\s?(mi|gi|mb|gb)|oom`), []string{CategoryMemoryExhaustion}},
-	{re(`cpu|millicores|threads?|workers?|concurrency|parallelism`), []string{CategoryCPUSaturation, CategoryQueueBacklog}},
-	{re(`index|migrat|alter table|schema|column|query|sql|orm|n\+1`), []string{CategoryDBLockContention, CategoryDBSlowQueries}},
-	{re(`cache|ttl|evict|redis|memcache`), []string{CategoryCacheFailure}},
-	{re(`dns|resolver|coredns|ndots|hostname`), []string{CategoryDNSFailure}},
-	{re(`tls|ssl|certificate|cert|ca bundle|truststore`), []string{CategoryCertificateExpired}},
-	{re(`consumer|prefetch|batch size|partition|queue|kafka|rabbit|sqs`), []string{CategoryQueueBacklog}},
+	{re(`rate[- _]?limit|ratelimit|throttl|quota|requests? per|\brps\b|\bqps\b|burst`), []string{CategoryRateLimited}},
+	{re(`pool|max_?conn|connections?\b|pgbouncer|hikari`), []string{CategoryDBConnectionExhaustion}},
+	{re(`memory|heap|xmx|\bmi\b|\bgi\b|\d\s?(mi|gi|mb|gb)\b|oom`), []string{CategoryMemoryExhaustion}},
+	{re(`\bresources\b|rightsiz|requests/limits|\blimits\b`), []string{CategoryMemoryExhaustion, CategoryCPUSaturation}},
+	{re(`\bcpu\b|millicores|\bthreads?\b|workers?\b|concurrency|parallelism`), []string{CategoryCPUSaturation, CategoryQueueBacklog}},
+	{re(`\bindex|migrat|alter table|schema|\bcolumn|\bquery|\bsql\b|\borm\b|n\+1`), []string{CategoryDBLockContention, CategoryDBSlowQueries}},
+	{re(`cache|\bttl\b|evict|redis|memcache`), []string{CategoryCacheFailure}},
+	{re(`\bdns\b|resolver|coredns|ndots|hostname`), []string{CategoryDNSFailure}},
+	{re(`\btls\b|\bssl\b|certificate|\bcert\b|\bca\b bundle|truststore`), []string{CategoryCertificateExpired}},
+	{re(`consumer|prefetch|batch size|partition|queue|kafka|rabbit|\bsqs\b`), []string{CategoryQueueBacklog}},
 	{re(`timeout|retr(y|ies)|circuit|upstream|endpoint|base[_ ]?url`), []string{CategoryUpstreamDependency}},
-	{re(`disk|volume|pvc|log level|logging|retention`), []string{CategoryDiskFull}},
-	{re(`network ?polic|security group|firewall|egress|ingress|acl|route table`), []string{CategoryNetworkPartition}},
+	{re(`disk|volume|\bpvc\b|log level|logging|retention`), []string{CategoryDiskFull}},
+	{re(`network ?polic|security group|firewall|egress|ingress|\bacl\b|route table`), []string{CategoryNetworkPartition}},
 }
 
 // touchedMechanism is the mechanism the input shows that the change's
@@ -511,7 +594,7 @@ func (c *corpus) mechanismHits(hits []hit) []hit {
 func (c *corpus) changeHit(a *attributed, stance string, str float64, why string) hit {
 	l := &c.lines[a.li]
 	what := "recorded change " + describeChange(a.ch) + " " + why
-	return hit{cat: a.cat, stance: stance, str: str, what: what, roles: rDeploy, stated: true, citation: l.cite(0, len(l.text))}
+	return hit{cat: a.cat, stance: stance, str: str, what: what, roles: rDeploy, stated: true, fromRecord: true, citation: l.cite(0, len(l.text))}
 }
 
 func describeChange(ch Change) string {

@@ -20,6 +20,9 @@ type hit struct {
 	// the deployments agent's reasoning about changes and reverts, which reads
 	// mitigation lines on purpose; it stands even on a line reporting a fix.
 	stated bool
+	// prose marks the change reasoning read from text; fromRecord the
+	// reasoning over recorded changes (attribution.go).
+	prose, fromRecord bool
 }
 
 // Bounds of what one agent reads. An incident's description and context are
@@ -120,6 +123,7 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 		hits = append(hits, phase(c)...)
 	}
 
+	hits = preferRecorded(hits)
 	seen := map[string]int{}
 	for _, h := range hits {
 		if !hasRole(h.roles, role) || h.citation == "" {
@@ -163,12 +167,36 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 	return rep, nil
 }
 
+// preferRecorded drops the timing read from prose against a change category
+// that a recorded change confirms: the change's own record says when it
+// happened, and prose timing misreads log lines that merely mention a flag or
+// a release.
+func preferRecorded(hits []hit) []hit {
+	confirmed := map[string]bool{}
+	for _, h := range hits {
+		if h.fromRecord && h.stance == StanceSupports && h.str >= triggerConfirmed {
+			confirmed[h.cat] = true
+		}
+	}
+	if len(confirmed) == 0 {
+		return hits
+	}
+	out := hits[:0:0]
+	for _, h := range hits {
+		if h.prose && h.stance == StanceRefutes && confirmed[h.cat] {
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
 // statedChangeHits are the deployments reasoning's hits, which stand even on
 // lines that report a fix.
 func statedChangeHits(c *corpus) []hit {
 	hits := changeHits(c)
 	for i := range hits {
-		hits[i].stated = true
+		hits[i].stated, hits[i].prose = true, true
 	}
 	return hits
 }
