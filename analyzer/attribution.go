@@ -348,11 +348,52 @@ func (c *corpus) scopeEvidence(ch Change) (string, int, int) {
 			bestKind, bestQuote, bestLine = scopeWords, shortQuote(l.text), i
 		}
 	}
+	if q, li := c.failingInstancesRun(version); li >= 0 {
+		return q, scopeVersion, li
+	}
 	return bestQuote, bestKind, bestLine
 }
 
+// instanceRe picks out what names one instance: an IP address or a pod
+// name with its generated suffixes.
+var instanceRe = regexp.MustCompile(`\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[a-z][a-z0-9-]*-[a-z0-9]{5,10}-[a-z0-9]{4,6}\b`)
+
+// failingInstancesRun finds a failing line naming an instance (pod, IP) that
+// another line shows running version: the failures come from the instances
+// the change touched, even when the failing line does not name the version.
+func (c *corpus) failingInstancesRun(version string) (string, int) {
+	v := strings.ToLower(strings.TrimSpace(version))
+	if len(v) < 2 {
+		return "", -1
+	}
+	onVersion := map[string]bool{}
+	for i := range c.lines {
+		l := &c.lines[i]
+		if !l.recorded && containsToken(l.lower, v) {
+			for _, inst := range instanceRe.FindAllString(l.lower, -1) {
+				onVersion[inst] = true
+			}
+		}
+	}
+	if len(onVersion) == 0 {
+		return "", -1
+	}
+	for i := range c.lines {
+		l := &c.lines[i]
+		if l.recorded || l.src == "field" || !errorishRe.MatchString(l.text) || containsToken(l.lower, v) {
+			continue
+		}
+		for _, inst := range instanceRe.FindAllString(l.lower, -1) {
+			if onVersion[inst] {
+				return quoted(oneLine(RunePrefix(l.text, 157))) + " (" + inst + " runs " + version + ")", i
+			}
+		}
+	}
+	return "", -1
+}
+
 var (
-	identRe = regexp.MustCompile(`[A-Za-z][\w]*(?:[_.:/-][\w]+)+|[a-z]+[A-Z]\w*|[A-Za-z]+\d[\w]*`)
+	identRe = regexp.MustCompile(`[A-Za-z][\w]*(?:[_.:/-][\w]+)+|\b[A-Z]?[a-z]+[A-Z]\w*|[A-Za-z]+\d[\w]*`)
 	wordRe  = regexp.MustCompile(`[A-Za-z]{5,}`)
 	camelRe = regexp.MustCompile(`([a-z])([A-Z])`)
 )

@@ -20,9 +20,8 @@ type hit struct {
 	// the deployments agent's reasoning about changes and reverts, which reads
 	// mitigation lines on purpose; it stands even on a line reporting a fix.
 	stated bool
-	// prose marks the change reasoning read from text; fromRecord the
-	// reasoning over recorded changes (attribution.go).
-	prose, fromRecord bool
+	// fromRecord marks the reasoning over recorded changes (attribution.go).
+	fromRecord bool
 }
 
 // Bounds of what one agent reads. An incident's description and context are
@@ -167,15 +166,20 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 	return rep, nil
 }
 
-// preferRecorded drops the timing read from prose against a change category
-// that a recorded change confirms: the change's own record says when it
-// happened, and prose timing misreads log lines that merely mention a flag or
-// a release.
+// preferRecorded: once a recorded change is confirmed as the trigger of a
+// category, the agent's other arguments against that category are about
+// something else (another change, a release days earlier, the prose timing
+// that misreads log lines naming a flag) and no longer stand against it. An
+// argument about the confirmed change itself (a rollback of it that did not
+// help) does.
 func preferRecorded(hits []hit) []hit {
-	confirmed := map[string]bool{}
+	confirmed := map[string]map[string]bool{}
 	for _, h := range hits {
 		if h.fromRecord && h.stance == StanceSupports && h.str >= triggerConfirmed {
-			confirmed[h.cat] = true
+			if confirmed[h.cat] == nil {
+				confirmed[h.cat] = map[string]bool{}
+			}
+			confirmed[h.cat][h.citation] = true
 		}
 	}
 	if len(confirmed) == 0 {
@@ -183,7 +187,7 @@ func preferRecorded(hits []hit) []hit {
 	}
 	out := hits[:0:0]
 	for _, h := range hits {
-		if h.prose && h.stance == StanceRefutes && confirmed[h.cat] {
+		if c := confirmed[h.cat]; c != nil && h.stance == StanceRefutes && hasRole(h.roles, RoleDeployments) && !c[h.citation] {
 			continue
 		}
 		out = append(out, h)
@@ -196,7 +200,7 @@ func preferRecorded(hits []hit) []hit {
 func statedChangeHits(c *corpus) []hit {
 	hits := changeHits(c)
 	for i := range hits {
-		hits[i].stated, hits[i].prose = true, true
+		hits[i].stated = true
 	}
 	return hits
 }
