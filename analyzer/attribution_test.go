@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -113,4 +114,34 @@ func TestAttributionRollbackThatEndedTheSymptoms(t *testing.T) {
 		}
 	}
 	t.Fatalf("the rollback that ended the symptoms was not weighed: %+v", rep.Findings)
+}
+
+func TestScenarioChanges(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, changes string) string {
+		p := dir + "/" + name
+		body := `{"id":"s","alert":{"title":"t","description":"d","service":"api"},"context":[],` + changes +
+			`"expected":{"category":"bad_deployment","agents":["deployments"],"rationale":"r"}}`
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	s, err := LoadScenario(write("ok.json", `"changes":[{"service":"api","kind":"deployment","version":"1.2.0","description":"release","startedAt":"2025-06-02T14:05:00Z","sourceChangeId":"x"}],`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := s.Input()
+	if len(in.Changes) != 1 || in.Changes[0].Version != "1.2.0" || !in.Changes[0].StartedAt.Equal(at("2025-06-02T14:05:00Z")) {
+		t.Fatalf("changes: %+v", in.Changes)
+	}
+	if len(in.Gathered) != 1 || in.Gathered[0].Source.Kind != SourceChange || !CitationValid(in, in.Changes[0].Line()) {
+		t.Fatalf("the change is not citable input: %+v", in.Gathered)
+	}
+	if _, err := LoadScenario(write("bad.json", `"changes":[{"service":"api","kind":"hotfix","description":"x"}],`)); err == nil {
+		t.Fatal("an unknown change kind was accepted")
+	}
+	if _, err := LoadScenario(write("none.json", "")); err != nil {
+		t.Fatalf("a scenario without changes: %v", err)
+	}
 }

@@ -102,7 +102,7 @@ func evaluate(ctx context.Context, cfgPath, dir string, out io.Writer) error {
 
 func evalTenant(ctx context.Context, store *models.Store) (auth.Principal, error) {
 	t := &models.Tenant{ID: models.NewID("ten"), Name: "Evaluation", CreatedAt: time.Now().UTC()}
-	u := &models.User{ID: models.NewID("usr"), TenantID: t.ID, Email: "eval@causeway.invalid", Name: "Evaluation", Role: models.RoleOwner, CreatedAt: t.CreatedAt}
+	u := &models.User{ID: models.NewID("usr"), TenantID: t.ID, Email: strings.ToLower(t.ID) + "@eval.causeway.invalid", Name: "Evaluation", Role: models.RoleOwner, CreatedAt: t.CreatedAt}
 	if err := store.CreateTenantWithOwner(ctx, t, u); err != nil {
 		return auth.Principal{}, err
 	}
