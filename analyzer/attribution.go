@@ -563,13 +563,18 @@ func (c *corpus) rollbackHits(all []attributed) []hit {
 			if l.recorded || l.src != "context" {
 				continue
 			}
-			if s, ok := firstStamp(l.text); ok && !rb.ch.StartedAt.IsZero() {
-				if d, ok := minutesBetween(at, s); ok && d < 0 {
-					continue // before the rollback
+			// Only what followed the rollback judges it: a line timed at or
+			// after it, or one that speaks of the rollback itself.
+			s, timed := firstStamp(l.text)
+			if d, ok := minutesBetween(at, s); timed && !rb.ch.StartedAt.IsZero() && ok {
+				if d < 0 {
+					continue
 				}
+			} else if !deployRevertRe.MatchString(l.text) && !configRevertRe.MatchString(l.text) {
+				continue
 			}
 			switch {
-			case noRecoveryRe.MatchString(l.text) && errorishRe.MatchString(l.text):
+			case noRecoveryRe.MatchString(l.text):
 				carried = true
 			case recoveryRe.MatchString(l.text):
 				fixed = true
