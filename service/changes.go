@@ -145,13 +145,13 @@ func (s *Changes) parseCustom(tenantID string, body []byte) (*models.Change, err
 	}
 	c := &models.Change{TenantID: tenantID, Source: ChangeSourceCustom}
 	var err error
-	if c.Service, err = required("service", b.Service, maxChangeShort); err != nil {
+	if c.Service, err = changeRequired("service", b.Service, maxChangeShort); err != nil {
 		return nil, err
 	}
-	if c.Description, err = required("description", b.Description, maxChangeDescription); err != nil {
+	if c.Description, err = changeRequired("description", b.Description, maxChangeDescription); err != nil {
 		return nil, err
 	}
-	kind, err := required("kind", b.Kind, maxChangeShort)
+	kind, err := changeRequired("kind", b.Kind, maxChangeShort)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (s *Changes) parseCustom(tenantID string, body []byte) (*models.Change, err
 		{"sourceChangeId", b.SourceChangeID, &c.SourceChangeID, maxSourceChangeID},
 		{"url", b.URL, &c.URL, maxChangeURL},
 	} {
-		if *f.out, err = optional(f.name, f.in, f.max); err != nil {
+		if *f.out, err = changeOptional(f.name, f.in, f.max); err != nil {
 			return nil, err
 		}
 	}
@@ -238,14 +238,14 @@ func decodeChange(body []byte, v any) error {
 	return nil
 }
 
-func required(field string, v *string, max int) (string, error) {
+func changeRequired(field string, v *string, max int) (string, error) {
 	if v == nil || strings.TrimSpace(*v) == "" {
 		return "", validation("%s is required", field)
 	}
-	return optional(field, v, max)
+	return changeOptional(field, v, max)
 }
 
-func optional(field string, v *string, max int) (string, error) {
+func changeOptional(field string, v *string, max int) (string, error) {
 	if v == nil {
 		return "", nil
 	}

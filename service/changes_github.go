@@ -122,14 +122,14 @@ func (s *Changes) fromGitHub(tenantID string, ev *githubDeploymentStatus) (*mode
 	}
 	c := &models.Change{
 		TenantID: tenantID, Source: ChangeSourceGitHub, Kind: models.ChangeDeployment,
-		Service: clip(service, maxChangeShort), Environment: clip(env, 100),
-		Version:        clip(githubVersion(d.Payload, d.Ref, d.SHA), maxChangeShort),
-		Author:         clip(firstNonEmpty(d.Creator.Login, ev.Sender.Login), maxChangeShort),
+		Service: clipRunes(service, maxChangeShort), Environment: clipRunes(env, 100),
+		Version:        clipRunes(githubVersion(d.Payload, d.Ref, d.SHA), maxChangeShort),
+		Author:         clipRunes(firstSet(d.Creator.Login, ev.Sender.Login), maxChangeShort),
 		SourceChangeID: "github:" + ev.Repository.FullName + ":deployment:" + strconv.FormatInt(d.ID, 10),
 	}
-	c.Description = clip(githubDescription(ev, state), maxChangeDescription)
-	if u := firstNonEmpty(st.LogURL, st.TargetURL); strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") {
-		c.URL = clip(u, maxChangeURL)
+	c.Description = clipRunes(githubDescription(ev, state), maxChangeDescription)
+	if u := firstSet(st.LogURL, st.TargetURL); strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") {
+		c.URL = clipRunes(u, maxChangeURL)
 	}
 	c.StartedAt = s.now().UTC()
 	if t, err := time.Parse(time.RFC3339, d.CreatedAt); err == nil {
@@ -155,11 +155,11 @@ func githubDescription(ev *githubDeploymentStatus, state string) string {
 		what = shortSHA(d.SHA)
 	}
 	out := "GitHub deployment of " + ev.Repository.FullName + " " + what
-	if env := firstNonEmpty(d.Environment, ev.DeploymentStatus.Environment); env != "" {
+	if env := firstSet(d.Environment, ev.DeploymentStatus.Environment); env != "" {
 		out += " to " + env
 	}
 	out += " (" + state + ")"
-	if t := firstNonEmpty(ev.DeploymentStatus.Description, d.Description); t != "" {
+	if t := firstSet(ev.DeploymentStatus.Description, d.Description); t != "" {
 		out += ": " + t
 	}
 	return out
@@ -194,7 +194,7 @@ func shortSHA(sha string) string {
 	return sha
 }
 
-func firstNonEmpty(vs ...string) string {
+func firstSet(vs ...string) string {
 	for _, v := range vs {
 		if strings.TrimSpace(v) != "" {
 			return strings.TrimSpace(v)
@@ -204,7 +204,7 @@ func firstNonEmpty(vs ...string) string {
 }
 
 // clip bounds a value GitHub chose to what its column holds, on a rune boundary.
-func clip(s string, max int) string {
+func clipRunes(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
