@@ -351,6 +351,11 @@ func (c *corpus) scopeEvidence(ch Change) (string, int, int) {
 	if q, li := c.failingInstancesRun(version); li >= 0 {
 		return q, scopeVersion, li
 	}
+	if ch.Kind == "deployment" {
+		if q, li := c.newPodsFail(ch.Service); li >= 0 {
+			return q, scopeVersion, li
+		}
+	}
 	return bestQuote, bestKind, bestLine
 }
 
@@ -696,4 +701,84 @@ func humanMinutes(m int) string {
 		return fmt.Sprintf("%d h", m/60)
 	}
 	return fmt.Sprintf("%d days", m/1440)
+}
+
+// podRowRe is one row of `kubectl get pods`: name (deployment, pod-template
+// hash, suffix), ready, status, restarts, age.
+var podRowRe = regexp.MustCompile(`^\s*([a-z0-9][a-z0-9-]*)-([a-z0-9]{6,10})-([a-z0-9]{5})\s+(\d+)/(\d+)\s+(\S+)\s+(\d+)(?:\s+\([^)]*\))?\s+(\d+[smhd](?:\d+[smhd])?)\s*$`)
+
+// podGroup is the pods of one ReplicaSet in a pod listing.
+type podGroup struct {
+	failing, total int
+	minAge, maxAge int // minutes
+	line           int // a failing pod's line
+}
+
+// newPodsFail finds a pod listing in which the pods of the youngest
+// ReplicaSet of service fail (restarts, not ready, not Running) while an older
+// ReplicaSet's pods are healthy: what a rollout touched fails, and only that.
+func (c *corpus) newPodsFail(service string) (string, int) {
+	svc := strings.ToLower(strings.TrimSpace(service))
+	groups := map[string]*podGroup{}
+	for i := range c.lines {
+		l := &c.lines[i]
+		m := podRowRe.FindStringSubmatch(l.lower)
+		if l.recorded || m == nil || (svc != "" && m[1] != svc) {
+			continue
+		}
+		g := groups[m[2]]
+		if g == nil {
+			g = &podGroup{minAge: 1 << 30, line: -1}
+			groups[m[2]] = g
+		}
+		age := kubeAge(m[8])
+		g.total++
+		g.minAge, g.maxAge = min(g.minAge, age), max(g.maxAge, age)
+		if m[4] != m[5] || m[6] != "running" || m[7] != "0" {
+			g.failing++
+			if g.line < 0 {
+				g.line = i
+			}
+		}
+	}
+	var young, old *podGroup
+	for _, k := range sortedKeys(groups) {
+		g := groups[k]
+		switch {
+		case g.failing*2 >= g.total && g.failing > 0:
+			if young == nil || g.maxAge < young.maxAge {
+				young = g
+			}
+		case g.failing == 0:
+			if old == nil || g.minAge > old.minAge {
+				old = g
+			}
+		}
+	}
+	if young == nil || old == nil || young.maxAge >= old.minAge {
+		return "", -1
+	}
+	l := &c.lines[young.line]
+	return quoted(oneLine(l.text)) + fmt.Sprintf(" (%d of %d pods of the newest ReplicaSet fail; the older ReplicaSet's %d are healthy)",
+		young.failing, young.total, old.total), young.line
+}
+
+// kubeAge reads a kubectl age ("38m", "5d", "3h12m") in minutes.
+func kubeAge(s string) int {
+	total, n := 0, 0
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			n = n*10 + int(r-'0')
+		case r == 'd':
+			total, n = total+n*1440, 0
+		case r == 'h':
+			total, n = total+n*60, 0
+		case r == 'm':
+			total, n = total+n, 0
+		case r == 's':
+			n = 0
+		}
+	}
+	return total
 }

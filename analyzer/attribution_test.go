@@ -145,3 +145,31 @@ func TestScenarioChanges(t *testing.T) {
 		t.Fatalf("a scenario without changes: %v", err)
 	}
 }
+
+// Only the pods of the rollout's new ReplicaSet fail: the release is the
+// trigger of the memory exhaustion they show. When the old pods fail too,
+// the listing proves nothing about the release.
+func TestAttributionNewReplicaSetFails(t *testing.T) {
+	listing := func(oldRestarts string) string {
+		return "$ kubectl -n shop get pods -l app=cart\n" +
+			"NAME                    READY   STATUS      RESTARTS      AGE\n" +
+			"cart-5f7c9d7b8-8xkqv    1/1     Running     5 (3m ago)    38m\n" +
+			"cart-5f7c9d7b8-d2wlr    0/1     OOMKilled   4 (12s ago)   38m\n" +
+			"cart-6b9d4c77f-2hqbn    1/1     Running     " + oldRestarts + "             5d\n" +
+			"cart-6b9d4c77f-7tpjx    1/1     Running     0             5d"
+	}
+	in := func(oldRestarts string) Input {
+		return Input{
+			Title: "cart pods crash looping", Description: "cart containers OOMKilled repeatedly", Service: "cart",
+			Metadata: map[string]any{"startsAt": "2025-05-14T09:50:00Z"},
+			Context:  []string{listing(oldRestarts), "Reason: OOMKilled\nExit Code: 137"},
+		}.WithChanges([]Change{{ID: "chg_RS", Service: "cart", Kind: "deployment", Version: "7.0.0",
+			Description: "Release 7.0.0", StartedAt: at("2025-05-14T09:12:00Z")}})
+	}
+	if res := runAll(in("0")); res.Category != CategoryBadDeployment {
+		t.Fatalf("got %s, want bad_deployment: %+v", res.Category, res.Hypotheses)
+	}
+	if res := runAll(in("3")); res.Category == CategoryBadDeployment {
+		t.Fatalf("old and new pods both fail, yet the release was named: %+v", res.Hypotheses)
+	}
+}
