@@ -89,7 +89,7 @@ func (a *Activities) TriageIncident(ctx context.Context, in TriageInput) (Triage
 	sev := analyzer.NormalizeSeverity(inc.Severity, fallback)
 	input := incidentInput(inc, nil)
 	input.Severity = sev
-	readers := a.sourceAgents(ctx, in.TenantID)
+	readers := union(a.sourceAgents(ctx, in.TenantID), a.changeReaders(ctx, in.TenantID))
 	agents := union(analyzer.SelectAgents(input), readers)
 	out := TriageOutput{Severity: sev, Agents: agents, Reason: triageReason(sev, agents, readers)}
 	msg := fmt.Sprintf("Triage: severity %s; agents %s (%s)", sev, strings.Join(agents, ", "), out.Reason)
@@ -120,7 +120,7 @@ func triageReason(severity string, agents, readers []string) string {
 		reason += strings.Join(extra, ", ") + " matched keywords in the alert"
 	}
 	if len(sourced) > 0 {
-		reason += "; " + strings.Join(sourced, ", ") + " query the connected data sources"
+		reason += "; " + strings.Join(sourced, ", ") + " read the connected data sources or recorded changes"
 	}
 	return reason
 }
@@ -173,7 +173,7 @@ type BeginOutput struct {
 // transaction keyed by the investigation id, so a retry never spends twice.
 // A spent quota is a non-retryable QuotaExceeded error.
 func (a *Activities) BeginInvestigation(ctx context.Context, in BeginInput) (BeginOutput, error) {
-	readers := a.sourceAgents(ctx, in.TenantID)
+	readers := union(a.sourceAgents(ctx, in.TenantID), a.changeReaders(ctx, in.TenantID))
 	inv, err := a.Store.BeginInvestigation(ctx, models.BeginSpec{
 		TenantID: in.TenantID, IncidentID: in.IncidentID, InvestigationID: in.InvestigationID, Pass: in.Pass,
 		NewContext: strings.TrimSpace(in.Context), Actor: in.Actor, At: in.At.UTC(), Agents: in.Agents,
@@ -209,6 +209,8 @@ type AgentInput struct {
 	// Facts are the keys of the data-source answers the pass gathered for
 	// this agent; the activity loads them (GatheredFact).
 	Facts []string
+	// Changes are the recorded changes this agent weighs (ReadChanges).
+	Changes []analyzer.Change
 }
 
 // AgentSummary is the short account of an agent's report kept in history.
@@ -245,6 +247,7 @@ func (a *Activities) RunAgent(ctx context.Context, in AgentInput) (AgentSummary,
 	if input.Gathered, err = a.gatheredExcerpts(ctx, in.TenantID, in.InvestigationID, in.Facts); err != nil {
 		return AgentSummary{}, err
 	}
+	input = input.WithChanges(in.Changes)
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go heartbeat(hctx)
@@ -355,6 +358,9 @@ type SynthesisInput struct {
 	// Facts are the keys of every data-source answer the pass accepted, so
 	// evidence quoting one is valid and names its query.
 	Facts []string
+	// Changes are the recorded changes the pass read, so evidence citing one
+	// is valid and names it.
+	Changes []analyzer.Change
 }
 
 // SynthesisSummary is the short account of the answer kept in history.
@@ -403,6 +409,7 @@ func (a *Activities) SynthesizeInvestigation(ctx context.Context, in SynthesisIn
 	if input.Gathered, err = a.gatheredExcerpts(ctx, in.TenantID, in.InvestigationID, in.Facts); err != nil {
 		return SynthesisSummary{}, err
 	}
+	input = input.WithChanges(in.Changes)
 	res := analyzer.Synthesize(input, reports)
 	syn := models.Synthesis{Category: res.Category, Confidence: res.Confidence, RootCause: res.RootCause,
 		RecommendedActions: res.RecommendedActions, Model: model}

@@ -107,6 +107,9 @@ type Input struct {
 	// source query results, recorded changes). Agents read it like Context;
 	// evidence quoting it names where it came from.
 	Gathered []Excerpt
+	// Changes are the changes the tenant recorded around the onset, for the
+	// incident's service and others (WithChanges also adds them to Gathered).
+	Changes []Change
 }
 
 // Finding is one claim of one agent. The LLM path produces the same struct, so

@@ -30,7 +30,7 @@ var (
 	configRevertRe = re(`\bdial(ed|led)? [^.]*\bback|turned [^.]*\boff\b|disabled (the )?(flag|feature|toggle)|\bflag\b[^.]*\b(off|disabled|back to)|(revert|restor|roll)\w*( back)? (the )?(config|configmap|setting|value|parameter|flag|change to)`)
 	configWordRe   = re(`config|flag|setting|parameter|toggle|timeout|limit`)
 	recoveryRe     = re(`back to (normal|baseline|~?\d)|\brecover(ed|y)\b|\b(errors?|5xx|\w*\d{3}s|failures|waits?|timeouts|restarts|alerts?|latency)\s+(have\s+)?(stopped|dropped|cleared|gone|ended|subsided|disappeared)|\bresolved\b|normal again|(error rate|latency|errors)( is| are)? (normal|ok)|\bfixed\b|healthy again|pods running|-> pods running|no restarts since|stopped at \d|went away|\brestored\b|(ratio|rate) (is |back to |at |of )?0(\.\d+)?\s?%|succeed(ing|s|ed)? again|working again|\b5xx:? 0(/min|/s|%)|\b0 (errors|fatals|failures|5xx|exceptions)\b|no (more )?(errors|fatals|failures) since|\bgone\b|\(normal( background)?\)|down to (normal|baseline)|(accepted|processed|delivered|went through) (again|at \d{1,2}:\d{2})`)
-	noRecoveryRe   = re(`\bstill\b|\bcontinu|no (change|improvement|effect|difference)|did(n't| not) (help|fix|change)|\bpersist|same rate|no better`)
+	noRecoveryRe   = re(`\bstill\b|\bcontinu|no (change|improvement|effect|difference)|did(n't| not) (help|fix|change)|\bpersist|same rate|no better|\bunchanged\b|not (improve|recover)`)
 	pctRolloutRe   = re(`percentage rollout`)
 	hhmmRe         = regexp.MustCompile(`(\d{1,2}):(\d{2})`)
 	versionRe      = re(`\bv\d+(\.\d+)+|\b\d+\.\d+\.\d+`)
@@ -136,7 +136,7 @@ func onset(c *corpus, isChange []bool) (stamp, bool) {
 	var errs, any []stamp
 	for i := range c.lines {
 		l := &c.lines[i]
-		if l.src != "context" || isChange[i] || isSeriesLine(l.text) {
+		if l.src != "context" || l.recorded || isChange[i] || isSeriesLine(l.text) {
 			continue
 		}
 		s, ok := firstStamp(l.text)
@@ -207,7 +207,7 @@ func changeHits(c *corpus) []hit {
 	var changes []change
 	for i := range c.lines {
 		l := &c.lines[i]
-		if l.src == "field" {
+		if l.src == "field" || l.recorded {
 			continue
 		}
 		cfg := configRe.FindStringIndex(l.text)
@@ -378,7 +378,7 @@ func revertHits(c *corpus, changes []change, on stamp, haveOnset bool) []hit {
 	var out []hit
 	for i := range c.lines {
 		l := &c.lines[i]
-		if l.src != "context" {
+		if l.src != "context" || l.recorded {
 			continue
 		}
 		cfg := configRevertRe.MatchString(l.text)

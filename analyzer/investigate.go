@@ -20,6 +20,8 @@ type hit struct {
 	// the deployments agent's reasoning about changes and reverts, which reads
 	// mitigation lines on purpose; it stands even on a line reporting a fix.
 	stated bool
+	// fromRecord marks the reasoning over recorded changes (attribution.go).
+	fromRecord bool
 }
 
 // Bounds of what one agent reads. An incident's description and context are
@@ -115,13 +117,14 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 	readings := func(c *corpus) []hit {
 		return append(readingHits(c.in.Gathered, role), rolloutHits(c.in.Gathered, role)...)
 	}
-	for _, phase := range []func(*corpus) []hit{ruleHits, numericHits, readings, statedChangeHits} {
+	for _, phase := range []func(*corpus) []hit{ruleHits, numericHits, readings, statedChangeHits, attributionHits} {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
 		hits = append(hits, phase(c)...)
 	}
 
+	hits = preferRecorded(hits)
 	seen := map[string]int{}
 	for _, h := range hits {
 		if !hasRole(h.roles, role) || h.citation == "" {
@@ -163,6 +166,35 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 		rep.Findings = rep.Findings[:maxFindings]
 	}
 	return rep, nil
+}
+
+// preferRecorded: once a recorded change is confirmed as the trigger of a
+// category, the agent's other arguments against that category are about
+// something else (another change, a release days earlier, the prose timing
+// that misreads log lines naming a flag) and no longer stand against it. An
+// argument about the confirmed change itself (a rollback of it that did not
+// help) does.
+func preferRecorded(hits []hit) []hit {
+	confirmed := map[string]map[string]bool{}
+	for _, h := range hits {
+		if h.fromRecord && h.stance == StanceSupports && h.str >= triggerConfirmed {
+			if confirmed[h.cat] == nil {
+				confirmed[h.cat] = map[string]bool{}
+			}
+			confirmed[h.cat][h.citation] = true
+		}
+	}
+	if len(confirmed) == 0 {
+		return hits
+	}
+	out := hits[:0:0]
+	for _, h := range hits {
+		if c := confirmed[h.cat]; c != nil && h.stance == StanceRefutes && hasRole(h.roles, RoleDeployments) && !c[h.citation] {
+			continue
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 // statedChangeHits are the deployments reasoning's hits, which stand even on
@@ -210,7 +242,7 @@ func ruleHits(c *corpus) []hit {
 	var out []hit
 	for li := range c.lines {
 		l := &c.lines[li]
-		if adviceRe.MatchString(l.text) {
+		if l.recorded || adviceRe.MatchString(l.text) {
 			continue
 		}
 		for ri := range rules {

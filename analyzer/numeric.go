@@ -98,6 +98,9 @@ func numericHits(c *corpus) []hit {
 	var out []hit
 	for li := range c.lines {
 		l := &c.lines[li]
+		if l.recorded {
+			continue
+		}
 		if l.src == "field" {
 			out = append(out, fieldHits(l)...)
 			continue

@@ -13,10 +13,13 @@ import (
 // Scenario is one labelled incident (format in scenarios/README.md), used by the
 // eval command and the accuracy tests to measure the analyzer against experts.
 type Scenario struct {
-	ID       string        `json:"id"`
-	Alert    ScenarioAlert `json:"alert"`
-	Context  []string      `json:"context"`
-	Expected Expected      `json:"expected"`
+	ID      string        `json:"id"`
+	Alert   ScenarioAlert `json:"alert"`
+	Context []string      `json:"context"`
+	// Changes are the changes the tenant recorded (the change webhook's
+	// body), optional.
+	Changes  []Change `json:"changes,omitempty"`
+	Expected Expected `json:"expected"`
 }
 
 // ScenarioAlert mirrors the custom webhook payload field for field, so a
@@ -66,6 +69,11 @@ func (s Scenario) validate() error {
 	}
 	if strings.TrimSpace(s.Alert.Description) == "" {
 		return fmt.Errorf("missing alert description")
+	}
+	for i, c := range s.Changes {
+		if strings.TrimSpace(c.Service) == "" || strings.TrimSpace(c.Description) == "" || !validChangeKind(c.Kind) {
+			return fmt.Errorf("change %d: service, description and a known kind are required", i)
+		}
 	}
 	if !ValidCategory(s.Expected.Category) {
 		return fmt.Errorf("unknown expected category %q", s.Expected.Category)
@@ -117,5 +125,5 @@ func (s Scenario) Input() Input {
 		Tags:        s.Alert.Tags,
 		Metadata:    s.Alert.Metadata,
 		Context:     append([]string(nil), s.Context...),
-	}
+	}.WithChanges(s.Changes)
 }

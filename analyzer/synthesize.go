@@ -139,6 +139,14 @@ func Synthesize(in Input, reports []AgentReport) Result {
 		return ranked[i].cat < ranked[j].cat
 	})
 
+	promoteTriggers(byRole, scores)
+	sort.SliceStable(ranked, func(i, j int) bool {
+		if ranked[i].raw != ranked[j].raw {
+			return ranked[i].raw > ranked[j].raw
+		}
+		return ranked[i].cat < ranked[j].cat
+	})
+
 	var win *catScore
 	for _, cs := range ranked {
 		if cs.best.Strength >= minWinnerSupport {
@@ -218,6 +226,38 @@ func Synthesize(in Input, reports []AgentReport) Result {
 	res.Evidence = evidence(in, byRole, res.Category)
 	res.RecommendedActions = actions(res.Category, in.Service)
 	return res
+}
+
+// triggerStrength is how strong a finding for a change category must be for
+// the change to take over the score of the mechanism it set off.
+const triggerStrength = 0.8
+
+// promoteTriggers applies the causal-chain rule: when one agent's finding
+// supports a change (bad_deployment, config_change) decisively and the same
+// agent, on the same quote, argues that another category is only what the
+// change set off, the evidence of that mechanism is evidence of the change.
+// The change then scores at least what the mechanism scored before that
+// refutation, plus a margin: the throttling a cut limit causes must not
+// outvote the cut.
+func promoteTriggers(byRole map[string][]Finding, scores map[string]*catScore) {
+	for _, fs := range byRole {
+		for _, sup := range fs {
+			if sup.Stance != StanceSupports || sup.Strength < triggerStrength ||
+				(sup.Category != CategoryBadDeployment && sup.Category != CategoryConfigChange) {
+				continue
+			}
+			t := scores[sup.Category]
+			key := squash(sup.Citation)
+			for _, r := range fs {
+				m := scores[r.Category]
+				if r.Stance != StanceRefutes || m == nil || m == t || squash(r.Citation) != key {
+					continue
+				}
+				before := m.raw + refuteWeight*r.Strength
+				t.raw = math.Max(t.raw, before+0.1)
+			}
+		}
+	}
 }
 
 // independentSupport sums, over agents, each agent's strongest supporting

@@ -19,6 +19,10 @@ type line struct {
 	// afterFix marks a context line that reports a mitigation or a recovery
 	// at a clock time (see corpus.afterMitigation).
 	afterFix bool
+	// recorded marks the rendering of a recorded change (Input.Changes): the
+	// structured change reasoning reads it, the text rules do not, since a
+	// change's description says what was changed, not what went wrong.
+	recorded bool
 }
 
 type span struct{ s, e int }
@@ -28,6 +32,8 @@ type corpus struct {
 	in      Input
 	lines   []line
 	entries [][]int // line indices per context entry
+	// mech caches the mechanisms the input shows (corpus.mechanisms).
+	mech *[]hit
 }
 
 func buildCorpus(in Input) *corpus {
@@ -54,12 +60,21 @@ func buildCorpus(in Input) *corpus {
 	// answer too.
 	texts := make([]string, 0, len(in.Context)+len(in.Gathered))
 	texts = append(texts, in.Context...)
+	recorded := make([]bool, len(texts), cap(texts))
 	raw := newRawBudget()
 	for _, g := range in.Gathered {
 		if g.Measured {
 			continue // judged by its readings (readings.go)
 		}
+		if g.Source.Kind == SourceChange {
+			// One short line per change, bounded where changes are read: the
+			// change reasoning needs every one, problem words or not.
+			texts = append(texts, RunePrefix(g.Text, maxChangeLine))
+			recorded = append(recorded, true)
+			continue
+		}
 		texts = append(texts, raw.take(g.Text))
+		recorded = append(recorded, false)
 	}
 	c.entries = make([][]int, len(texts))
 	for e, entry := range texts {
@@ -67,7 +82,9 @@ func buildCorpus(in Input) *corpus {
 			if strings.TrimSpace(t) == "" {
 				continue
 			}
-			c.entries[e] = append(c.entries[e], add(t, "context", "", e, i))
+			li := add(t, "context", "", e, i)
+			c.lines[li].recorded = recorded[e]
+			c.entries[e] = append(c.entries[e], li)
 		}
 	}
 	for _, k := range sortedKeys(in.Tags) {

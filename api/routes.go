@@ -49,6 +49,8 @@ type Deps struct {
 	Plans *service.Plans
 	// SSO serves the tenants' single sign-on.
 	SSO *service.SSO
+	// Changes records deploys and config changes and lists them.
+	Changes *service.Changes
 	// Dashboard is the web UI served beside the API; nil serves the API alone.
 	Dashboard Dashboard
 }
@@ -106,11 +108,19 @@ func NewRouter(d Deps) *gin.Engine {
 
 	// Webhooks authenticate by API key, not token. They are limited per client
 	// address before the key is looked up, and per key once it is verified.
-	r.POST("/v1/webhooks/:tenantId/:provider",
-		rateLimit(d.Limiter, d.WebhookIPRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "webhook-ip:" + clientKey(c) }),
-		webhookAuth(d.Ingest),
-		rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "apikey:" + webhookKey(c).ID }),
-		h.receiveWebhook)
+	// Change deliveries share that chain; their static last segment takes
+	// precedence over a provider name.
+	webhook := func(handle gin.HandlerFunc) []gin.HandlerFunc {
+		return []gin.HandlerFunc{
+			rateLimit(d.Limiter, d.WebhookIPRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "webhook-ip:" + clientKey(c) }),
+			webhookAuth(d.Ingest),
+			rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "apikey:" + webhookKey(c).ID }),
+			handle,
+		}
+	}
+	r.POST("/v1/webhooks/:tenantId/:provider", webhook(h.receiveWebhook)...)
+	r.POST("/v1/webhooks/:tenantId/change", webhook(h.receiveChange)...)
+	r.POST("/v1/webhooks/:tenantId/github", webhook(h.receiveGitHub)...)
 
 	v1 := r.Group("/v1", authenticate(d.Tokens), tenantLimit)
 
@@ -155,6 +165,8 @@ func NewRouter(d Deps) *gin.Engine {
 	v1.GET("/webhook-endpoints", requireRole(managers...), h.listWebhookEndpoints)
 	v1.DELETE("/webhook-endpoints/:endpointId", requireRole(managers...), h.deleteWebhookEndpoint)
 	v1.GET("/webhook-endpoints/:endpointId/deliveries", requireRole(managers...), h.listDeliveries)
+
+	v1.GET("/changes", requireRole(anyRole...), h.listChanges)
 
 	v1.POST("/datasources", requireRole(managers...), h.createDataSource)
 	v1.GET("/datasources", requireRole(anyRole...), h.listDataSources)

@@ -28,6 +28,12 @@ func webhookAuth(ingest *service.Ingest) gin.HandlerFunc {
 			fail(c, err)
 			return
 		}
+		if c.Param("provider") == "" {
+			// A change route: the handler verifies the signature its sender uses.
+			c.Set(ctxWebhookKey, k)
+			c.Next()
+			return
+		}
 		p, err := ingest.Provider(c.Param("provider"))
 		if err != nil {
 			fail(c, err)

@@ -107,6 +107,7 @@ func newHookEnvTemporal(tb testing.TB, quota int, hostPort string) *hookEnv {
 		Log: log, Tokens: tokens, Limiter: shared, Accounts: accounts, Incidents: incidents,
 		APIKeys: service.NewAPIKeys(e.store, sealer),
 		Ingest:  service.NewIngest(e.store, incidents, disp, reg, sealer, e.sns.srv.Client(), shared, log),
+		Changes: service.NewChanges(e.store, auth.NewSigner(jwtSecret, "cursor"), shared, log),
 	}))
 	tb.Cleanup(e.srv.Close)
 	return e

@@ -176,6 +176,7 @@ func (a *App) Router() http.Handler {
 		Analytics:                   service.NewAnalytics(a.Store),
 		DataSources:                 service.NewDataSources(a.Store, a.sealer, a.DataSourceConnector()),
 		Ingest:                      service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Marks, a.Log),
+		Changes:                     service.NewChanges(a.Store, auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Marks, a.Log),
 	}
 	d.SSO = service.NewSSO(accounts, service.SSOOptions{
 		Sealer: a.sealer, Secret: c.AuthJWTSecret, AllowHTTP: c.EgressAllowPrivate, PublicURL: a.PublicURL(),

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/internal/clip"
 	"github.com/causeway/causeway/models"
 )
@@ -37,6 +38,8 @@ type investigation struct {
 	roles    []string
 	results  []agentResult
 	gathered gathering
+	// changes are the recorded changes the pass read (readChanges).
+	changes []analyzer.Change
 }
 
 // agentResult is what became of one dispatched agent.
@@ -61,6 +64,10 @@ func (w *investigation) run(ctx workflow.Context) (InvestigationOutcome, error) 
 	// same facts whichever path (offline or LLM) answers.
 	w.gather(ctx)
 
+	// Read the changes recorded before the onset, so the deployments agent can
+	// weigh each as the trigger.
+	w.readChanges(ctx)
+
 	// Ask every agent at once and stop waiting at the deadline.
 	w.fanOut(ctx)
 	coverage, completed := w.coverage()
@@ -80,7 +87,7 @@ func (w *investigation) run(ctx workflow.Context) (InvestigationOutcome, error) 
 	var syn activities.SynthesisSummary
 	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameSynthesizeInvestigation, activities.SynthesisInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID, Completed: completed,
-		Facts: w.gathered.keys,
+		Facts: w.gathered.keys, Changes: w.changes,
 	}).Get(ctx, &syn)
 	if err != nil {
 		return InvestigationOutcome{}, err
@@ -147,7 +154,7 @@ func (w *investigation) fanOut(ctx workflow.Context) {
 		}
 		futures[i] = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(agentsCtx, opts), AgentWorkflowName, activities.AgentInput{
 			TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID, AgentRole: role,
-			Facts: w.gathered.facts[i],
+			Facts: w.gathered.facts[i], Changes: w.changesFor(role),
 		})
 	}
 

@@ -31,6 +31,9 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	// Completed passes look for runbooks; these tests have none.
 	env.OnActivity(activities.NameProposeRemediations, mock.Anything, mock.AnythingOfType("activities.ProposeInput")).
 		Return(activities.ProposeOutput{}, nil).Maybe()
+	// Passes read the tenant's recorded changes; these tests record none.
+	env.OnActivity(activities.NameReadChanges, mock.Anything, mock.AnythingOfType("activities.ChangesInput")).
+		Return(activities.ChangesOutput{}, nil).Maybe()
 	t.Cleanup(func() { env.AssertExpectations(t) })
 	return env
 }

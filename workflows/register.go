@@ -29,6 +29,7 @@ func Register(r Registry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a.BeginInvestigation, activity.RegisterOptions{Name: activities.NameBeginInvestigation})
 	r.RegisterActivityWithOptions(a.PlanGathering, activity.RegisterOptions{Name: activities.NamePlanGathering})
 	r.RegisterActivityWithOptions(a.RunDataSourceQuery, activity.RegisterOptions{Name: activities.NameRunDataSourceQuery})
+	r.RegisterActivityWithOptions(a.ReadChanges, activity.RegisterOptions{Name: activities.NameReadChanges})
 	r.RegisterActivityWithOptions(a.RunAgent, activity.RegisterOptions{Name: activities.NameRunAgent})
 	r.RegisterActivityWithOptions(a.SynthesizeInvestigation, activity.RegisterOptions{Name: activities.NameSynthesizeInvestigation})
 	r.RegisterActivityWithOptions(a.FinishInvestigation, activity.RegisterOptions{Name: activities.NameFinishInvestigation})

@@ -102,7 +102,7 @@ func evaluate(ctx context.Context, cfgPath, dir string, out io.Writer) error {
 
 func evalTenant(ctx context.Context, store *models.Store) (auth.Principal, error) {
 	t := &models.Tenant{ID: models.NewID("ten"), Name: "Evaluation", CreatedAt: time.Now().UTC()}
-	u := &models.User{ID: models.NewID("usr"), TenantID: t.ID, Email: "eval@causeway.invalid", Name: "Evaluation", Role: models.RoleOwner, CreatedAt: t.CreatedAt}
+	u := &models.User{ID: models.NewID("usr"), TenantID: t.ID, Email: strings.ToLower(t.ID) + "@eval.causeway.invalid", Name: "Evaluation", Role: models.RoleOwner, CreatedAt: t.CreatedAt}
 	if err := store.CreateTenantWithOwner(ctx, t, u); err != nil {
 		return auth.Principal{}, err
 	}
@@ -113,6 +113,19 @@ func evalTenant(ctx context.Context, store *models.Store) (auth.Principal, error
 // a webhook would), adds each context entry, starts a pass and waits for it.
 func evalScenario(ctx context.Context, a *app.App, inv *service.Investigations, p auth.Principal, s analyzer.Scenario) (evalResult, error) {
 	now := time.Now().UTC()
+	if len(s.Changes) > 0 {
+		// The scenario's changes are recorded as a tenant's would be, in a
+		// tenant of their own so no other scenario's changes are read with
+		// them, and the incident opens just after the latest of them, so they
+		// fall in the window a pass reads.
+		var err error
+		if p, err = evalTenant(ctx, a.Store); err != nil {
+			return evalResult{}, err
+		}
+		if now, err = recordScenarioChanges(ctx, a.Store, p.TenantID, s.Changes, now); err != nil {
+			return evalResult{}, err
+		}
+	}
 	al := s.Alert
 	inc := &models.Incident{
 		ID: models.NewID("inc"), TenantID: p.TenantID, Title: al.Title, Description: al.Description,
@@ -151,6 +164,38 @@ func evalScenario(ctx context.Context, a *app.App, inv *service.Investigations, 
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// recordScenarioChanges stores a scenario's changes for tenantID and returns
+// when its incident opens: five minutes after the latest change time, or now
+// when no change carries a time.
+func recordScenarioChanges(ctx context.Context, store *models.Store, tenantID string, cs []analyzer.Change, now time.Time) (time.Time, error) {
+	var latest time.Time
+	for _, c := range cs {
+		if c.StartedAt.After(latest) {
+			latest = c.StartedAt
+		}
+		if c.FinishedAt != nil && c.FinishedAt.After(latest) {
+			latest = *c.FinishedAt
+		}
+	}
+	opens := now
+	if !latest.IsZero() {
+		opens = latest.Add(5 * time.Minute).UTC()
+	}
+	for i, c := range cs {
+		started := c.StartedAt
+		if started.IsZero() {
+			started = opens
+		}
+		row := &models.Change{TenantID: tenantID, Service: c.Service, Environment: c.Environment, Kind: c.Kind,
+			Version: c.Version, Description: c.Description, StartedAt: started.UTC(), FinishedAt: c.FinishedAt,
+			Author: c.Author, URL: c.URL, RevertOf: c.RevertOf, Source: "eval", SourceChangeID: fmt.Sprintf("eval-%d", i), CreatedAt: now}
+		if _, _, err := store.RecordChange(ctx, row); err != nil {
+			return time.Time{}, err
+		}
+	}
+	return opens, nil
 }
 
 // printSummary prints accuracy, the confusion table and mean confidence of right

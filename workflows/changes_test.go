@@ -1,0 +1,72 @@
+package workflows
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/models"
+)
+
+// changesEnv is newEnv without its blanket ReadChanges answer, so a test can
+// expect the pass to read changes with concrete arguments.
+func changesEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetStartTime(t0)
+	Register(env, &activities.Activities{})
+	env.OnActivity(activities.NameProposeRemediations, mock.Anything, mock.AnythingOfType("activities.ProposeInput")).
+		Return(activities.ProposeOutput{}, nil).Maybe()
+	t.Cleanup(func() { env.AssertExpectations(t) })
+	return env
+}
+
+// The pass reads the recorded changes once, gives them to the deployments
+// agent alone, and to synthesis so evidence citing a change is valid.
+func TestInvestigationGivesChangesToTheDeploymentsAgent(t *testing.T) {
+	env := changesEnv(t)
+	end := t0.Add(-3 * time.Minute)
+	changes := []analyzer.Change{{ID: "chg_1", Service: "checkout", Kind: "deployment", Version: "v2",
+		Description: "release v2", StartedAt: t0.Add(-6 * time.Minute), FinishedAt: &end}}
+	env.OnActivity(activities.NameReadChanges, mock.Anything, activities.ChangesInput{TenantID: tenant, IncidentID: incID, At: t0}).
+		Return(activities.ChangesOutput{Changes: changes}, nil).Once()
+	dep := agentIn("deployments")
+	dep.Changes = changes
+	env.OnActivity(activities.NameRunAgent, mock.Anything, dep).
+		Return(activities.AgentSummary{AgentRole: "deployments", Findings: 1, Summary: "release v2"}, nil).Once()
+	agentOK(env, "logs", 1, "errors").Once()
+	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, activities.SynthesisInput{
+		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"deployments", "logs"}, Changes: changes,
+	}).Return(activities.SynthesisSummary{Category: "bad_deployment", Confidence: 0.8}, nil).Once()
+	env.OnActivity(activities.NameFinishInvestigation, mock.Anything, mock.AnythingOfType("activities.FinishInput")).
+		Return(activities.FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: InvestigationWorkflowID(incID, 1)})
+	env.ExecuteWorkflow(InvestigationWorkflowName, passInput("logs", "deployments"))
+	require.NoError(t, env.GetWorkflowError())
+	var out InvestigationOutcome
+	require.NoError(t, env.GetWorkflowResult(&out))
+	require.Equal(t, "bad_deployment", out.Category)
+}
+
+// Changes that cannot be read never cost the pass its answer.
+func TestInvestigationWithoutReadableChanges(t *testing.T) {
+	env := changesEnv(t)
+	env.OnActivity(activities.NameReadChanges, mock.Anything, mock.AnythingOfType("activities.ChangesInput")).
+		Return(activities.ChangesOutput{}, errors.New("database unavailable"))
+	agentOK(env, "logs", 0, "no findings").Once()
+	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, activities.SynthesisInput{
+		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"logs"},
+	}).Return(activities.SynthesisSummary{Category: "unknown", Confidence: 0.15}, nil).Once()
+	env.OnActivity(activities.NameFinishInvestigation, mock.Anything, mock.AnythingOfType("activities.FinishInput")).
+		Return(activities.FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: InvestigationWorkflowID(incID, 1)})
+	env.ExecuteWorkflow(InvestigationWorkflowName, passInput("logs"))
+	require.NoError(t, env.GetWorkflowError())
+}
