@@ -186,7 +186,7 @@ func (a *App) Router() http.Handler {
 	dash, err := ui.New(ui.Options{
 		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
 		Investigations: d.Investigations, Remediations: d.Remediations, APIKeys: d.APIKeys,
-		WebhookEndpoints: d.WebhookEndpoints, DataSources: d.DataSources, Analytics: d.Analytics, PublicURL: c.PublicURL,
+		WebhookEndpoints: d.WebhookEndpoints, DataSources: d.DataSources, Changes: d.Changes, Analytics: d.Analytics, PublicURL: c.PublicURL,
 		TemporalUIURL: c.TemporalUILink(), TemporalNamespace: c.TemporalNamespace, SignupEnabled: c.AuthSignupEnabled,
 	})
 	if err != nil {

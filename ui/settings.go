@@ -25,6 +25,7 @@ func settingsSections() []settingsSection {
 	return []settingsSection{
 		{Slug: "api-keys", Title: "API keys", Roles: service.AnyRole, routes: apiKeyRoutes},
 		{Slug: "data-sources", Title: "Data sources", Roles: service.AnyRole, routes: dataSourceRoutes},
+		{Slug: "changes", Title: "Recent changes", Roles: service.AnyRole, routes: changeRoutes},
 		{Slug: "runbooks", Title: "Runbooks", Roles: service.AnyRole, routes: runbookRoutes},
 		{Slug: "webhooks", Title: "Webhook endpoints", Roles: service.Managers, routes: webhookRoutes},
 		{Slug: "users", Title: "Users and roles", Roles: service.AnyRole, routes: userRoutes},

@@ -41,6 +41,7 @@ type Options struct {
 	APIKeys          *service.APIKeys
 	WebhookEndpoints *service.WebhookEndpoints
 	DataSources      *service.DataSources
+	Changes          *service.Changes
 	Analytics        *service.Analytics
 	// PublicURL is the configured address where browsers and monitoring tools
 	// reach this process: an https one makes cookies Secure behind a proxy

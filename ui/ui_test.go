@@ -365,7 +365,7 @@ func TestPagesAndAssetsAreServedSafely(t *testing.T) {
 	}
 	v.signUp("Acme", "owner@acme.test")
 	for _, p := range []string{"/ui/incidents", "/ui/analytics?period=7d", "/ui/settings/api-keys", "/ui/settings/runbooks",
-		"/ui/settings/webhooks", "/ui/settings/users", "/ui/settings/data-sources"} {
+		"/ui/settings/webhooks", "/ui/settings/users", "/ui/settings/data-sources", "/ui/settings/changes"} {
 		a := v.get(p)
 		if a.status != 200 {
 			t.Errorf("%s: %d %.300s", p, a.status, a.body)
