@@ -209,3 +209,17 @@ func rangeBound(field, raw string, def time.Time, sc Scope) (time.Time, error) {
 func clipName(s string) string {
 	return clip.To(s, 80)
 }
+
+// ProbeTargets lists the endpoints a probe source may be asked about in
+// scope sc (its settings' targets and the endpoints the alert names), as
+// probe_endpoint takes them; nil for other types.
+func ProbeTargets(s Source, sc Scope) []string {
+	if s.Type != TypeProbe {
+		return nil
+	}
+	var out []string
+	for _, t := range probeTargets(s, sc) {
+		out = append(out, t.Address())
+	}
+	return out
+}
