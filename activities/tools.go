@@ -233,9 +233,6 @@ func (a *Activities) llmTurns(ctx context.Context, in AgentInput, recs []ToolTur
 				reply = "error: the query failed: " + c.Error
 			default:
 				reply = text[models.GatheredFactID(in.InvestigationID, c.FactKey)]
-				if c.Query != nil {
-					reply = "query: " + c.Query.Text + "\n" + reply
-				}
 				if strings.TrimSpace(reply) == "" {
 					reply = "(no data)"
 				}
