@@ -51,6 +51,8 @@ type Activities struct {
 	DataSources *datasources.Connector
 	// Gathering bounds each pass's data-source queries.
 	Gathering Gathering
+	// Tools is the budget of each LLM agent's tool use in a pass.
+	Tools ToolBudget
 }
 
 // TimelineInput is one timeline entry to record. DedupKey is derived from the

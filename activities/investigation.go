@@ -219,6 +219,11 @@ type AgentSummary struct {
 	Findings  int
 	Model     string
 	Summary   string
+	// Budget is the agent's tool use, when it was offered tools.
+	Budget *models.Budget `json:",omitempty"`
+	// Facts are the keys of the answers its tool calls read, which its
+	// findings may quote.
+	Facts []string `json:",omitempty"`
 }
 
 // RunAgent runs one specialist agent: the configured LLM, or the offline analyzer

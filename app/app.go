@@ -236,7 +236,8 @@ func (a *App) Worker() sdkworker.Worker {
 			Timeout: activities.StepRequestTimeout, ResponseHeaderTimeout: activities.StepRequestTimeout}),
 		DataSources: a.DataSourceConnector(),
 		Gathering: activities.Gathering{Budget: a.Config.DataSourcePassBudget, MaxQueries: a.Config.DataSourceMaxQueries,
-			Lookback: a.Config.DataSourceLookback}}
+			Lookback: a.Config.DataSourceLookback},
+		Tools: activities.ToolBudget{Calls: a.Config.LLMToolCalls, Bytes: a.Config.LLMToolBytes, Tokens: a.Config.LLMToolTokens}}
 	if c := a.Config; c.LLMEnabled() {
 		// One agent run may make a call and a repair call; both must fit in the
 		// activity's 2-minute attempt, or Temporal retries while the first

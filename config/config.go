@@ -120,6 +120,13 @@ type Config struct {
 	DataSourceMaxQueries int `mapstructure:"datasource_max_queries"`
 	// DataSourceLookback is how long before the onset the queried window starts.
 	DataSourceLookback time.Duration `mapstructure:"datasource_lookback"`
+	// LLMToolCalls, LLMToolBytes and LLMToolTokens are the budget of one
+	// agent's tool use in a pass: tool calls made (refused ones included),
+	// bytes of answers read and tokens spent before the agent must answer.
+	// Zero calls turns tool use off.
+	LLMToolCalls  int `mapstructure:"llm_tool_calls"`
+	LLMToolBytes  int `mapstructure:"llm_tool_bytes"`
+	LLMToolTokens int `mapstructure:"llm_tool_tokens"`
 }
 
 // devDataSourceNetworks is what `make run` lets data sources live on: this
@@ -219,6 +226,9 @@ var keys = map[string]any{
 	"datasource_pass_budget":           "30s",
 	"datasource_max_queries":           60,
 	"datasource_lookback":              "30m",
+	"llm_tool_calls":                   8,
+	"llm_tool_bytes":                   32768,
+	"llm_tool_tokens":                  30000,
 }
 
 // Load reads defaults, then the YAML file (when path is not empty), then CAUSEWAY_*
@@ -394,6 +404,15 @@ func (c *Config) Validate() error {
 	if c.DataSourceLookback < time.Minute || c.DataSourceLookback > 24*time.Hour {
 		bad("DATASOURCE_LOOKBACK", "must be between 1m and 24h, got %s", c.DataSourceLookback)
 	}
+	if c.LLMToolCalls < 0 || c.LLMToolCalls > 50 {
+		bad("LLM_TOOL_CALLS", "must be between 0 and 50, got %d", c.LLMToolCalls)
+	}
+	if c.LLMToolBytes < 1024 || c.LLMToolBytes > 1<<20 {
+		bad("LLM_TOOL_BYTES", "must be between 1024 and 1048576, got %d", c.LLMToolBytes)
+	}
+	if c.LLMToolTokens < 1000 || c.LLMToolTokens > 1000000 {
+		bad("LLM_TOOL_TOKENS", "must be between 1000 and 1000000, got %d", c.LLMToolTokens)
+	}
 	if tenants, err := ParseSQLTargetTenants(c.SQLTargetTenants); err != nil {
 		bad("SQL_TARGET_TENANTS", "%v", err)
 	} else if targets != nil {
@@ -540,6 +559,9 @@ func (c *Config) Masked() map[string]any {
 		"DATASOURCE_PASS_BUDGET":           c.DataSourcePassBudget.String(),
 		"DATASOURCE_MAX_QUERIES":           c.DataSourceMaxQueries,
 		"DATASOURCE_LOOKBACK":              c.DataSourceLookback.String(),
+		"LLM_TOOL_CALLS":                   c.LLMToolCalls,
+		"LLM_TOOL_BYTES":                   c.LLMToolBytes,
+		"LLM_TOOL_TOKENS":                  c.LLMToolTokens,
 	}
 	m["PLAN_TEAM_EVENTS_PER_MONTH"], m["PLAN_TEAM_INVESTIGATIONS_PER_MONTH"] = c.Plans.Team.EventsPerMonth, c.Plans.Team.InvestigationsPerMonth
 	m["PLAN_ENTERPRISE_EVENTS_PER_MONTH"], m["PLAN_ENTERPRISE_INVESTIGATIONS_PER_MONTH"] = c.Plans.Enterprise.EventsPerMonth, c.Plans.Enterprise.InvestigationsPerMonth

@@ -62,6 +62,9 @@ func TestValidateNamesTheVariable(t *testing.T) {
 		{"CAUSEWAY_SQL_TARGETS", func(c *Config) { c.SQLTargets = "Main=postgres://db/app" }},
 		{"CAUSEWAY_SQL_TARGETS", func(c *Config) { c.SQLTargets = "main=mysql://db/app" }},
 		{"CAUSEWAY_SQL_TARGETS", func(c *Config) { c.SQLTargets = "main=sqlite:/a,main=sqlite:/b" }},
+		{"CAUSEWAY_LLM_TOOL_CALLS", func(c *Config) { c.LLMToolCalls = 51 }},
+		{"CAUSEWAY_LLM_TOOL_BYTES", func(c *Config) { c.LLMToolBytes = 100 }},
+		{"CAUSEWAY_LLM_TOOL_TOKENS", func(c *Config) { c.LLMToolTokens = 10 }},
 	}
 	for _, tc := range cases {
 		c := valid()

@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,33 +157,41 @@ func (c *Client) Investigate(ctx context.Context, role string, in analyzer.Input
 		{Role: openai.ChatMessageRoleSystem, Content: sys},
 		{Role: openai.ChatMessageRoleUser, Content: UserPrompt(in.ForRole(role))},
 	}
-	reply, err := c.complete(ctx, msgs, &usage)
+	reply, err := c.complete(ctx, msgs, nil, &usage)
 	if err != nil {
 		return analyzer.AgentReport{}, usage, err
 	}
-	findings, problems := parseFindings(role, reply.content)
+	rep, err := c.conclude(ctx, role, msgs, reply, &usage)
+	return rep, usage, err
+}
+
+// conclude validates a final reply and, when it breaks the contract, sends
+// the conversation back once with the validation errors; a second failure is
+// ErrMalformedOutput.
+func (c *Client) conclude(ctx context.Context, role string, msgs []openai.ChatCompletionMessage, rep reply, usage *Usage) (analyzer.AgentReport, error) {
+	findings, problems := parseFindings(role, rep.content)
 	if len(problems) == 0 {
-		return analyzer.AgentReport{AgentRole: role, Findings: findings}, usage, nil
+		return analyzer.AgentReport{AgentRole: role, Findings: findings}, nil
 	}
 
 	// One repair: show the model its own reply and exactly what was wrong.
-	assistant := reply.content
+	assistant := rep.content
 	if strings.TrimSpace(assistant) == "" {
 		assistant = "(empty reply)"
 	}
-	msgs = append(msgs,
+	msgs = append(slices.Clone(msgs),
 		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: assistant},
-		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: repairPrompt(problems, reply.truncated)},
+		openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: repairPrompt(problems, rep.truncated)},
 	)
-	reply, err = c.complete(ctx, msgs, &usage)
+	rep, err := c.complete(ctx, msgs, nil, usage)
 	if err != nil {
-		return analyzer.AgentReport{}, usage, err
+		return analyzer.AgentReport{}, err
 	}
-	findings, problems = parseFindings(role, reply.content)
+	findings, problems = parseFindings(role, rep.content)
 	if len(problems) > 0 {
-		return analyzer.AgentReport{}, usage, fmt.Errorf("%w: %s", ErrMalformedOutput, strings.Join(problems, "; "))
+		return analyzer.AgentReport{}, fmt.Errorf("%w: %s", ErrMalformedOutput, strings.Join(problems, "; "))
 	}
-	return analyzer.AgentReport{AgentRole: role, Findings: findings}, usage, nil
+	return analyzer.AgentReport{AgentRole: role, Findings: findings}, nil
 }
 
 // repairPrompt names what was wrong and restates the contract, because models
@@ -209,15 +218,19 @@ Use {"findings":[]} if your domain has nothing to report.`)
 type reply struct {
 	content   string
 	truncated bool
+	toolCalls []openai.ToolCall
 }
 
 // complete makes exactly one HTTP call and turns its outcome into a reply or
-// one of this package's errors.
-func (c *Client) complete(ctx context.Context, msgs []openai.ChatCompletionMessage, usage *Usage) (reply, error) {
-	req := openai.ChatCompletionRequest{
-		Model:          c.model,
-		Messages:       msgs,
-		ResponseFormat: &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject},
+// one of this package's errors. With tools offered the model may answer with
+// tool calls instead of the JSON object, so the JSON response format is asked
+// for only without them.
+func (c *Client) complete(ctx context.Context, msgs []openai.ChatCompletionMessage, tools []openai.Tool, usage *Usage) (reply, error) {
+	req := openai.ChatCompletionRequest{Model: c.model, Messages: msgs}
+	if len(tools) > 0 {
+		req.Tools = tools
+	} else {
+		req.ResponseFormat = &openai.ChatCompletionResponseFormat{Type: openai.ChatCompletionResponseFormatTypeJSONObject}
 	}
 	st := &callState{}
 	if reasoningModel(c.model) {
@@ -249,7 +262,7 @@ func (c *Client) complete(ctx context.Context, msgs []openai.ChatCompletionMessa
 	if ch.FinishReason == openai.FinishReasonContentFilter {
 		return reply{}, fmt.Errorf("%w: the response was stopped by the content filter", ErrRefused)
 	}
-	return reply{content: ch.Message.Content, truncated: ch.FinishReason == openai.FinishReasonLength}, nil
+	return reply{content: ch.Message.Content, truncated: ch.FinishReason == openai.FinishReasonLength, toolCalls: ch.Message.ToolCalls}, nil
 }
 
 // reasoningModel mirrors the model families go-openai validates as reasoning

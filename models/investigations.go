@@ -55,6 +55,28 @@ type Coverage struct {
 	AgentRole string `json:"agentRole"`
 	Status    string `json:"status"`
 	Reason    string `json:"reason"`
+	// Budget is the agent's tool use when an LLM called tools: absent for
+	// the offline analyzer and for agents offered no tools.
+	Budget *Budget `json:"budget,omitempty"`
+}
+
+// Budget is an LLM agent's tool-use budget in a pass (docs/security.md): what
+// it was allowed, what it used, and whether reaching a limit made it answer.
+type Budget struct {
+	Allowed BudgetAmounts `json:"allowed"`
+	Used    BudgetAmounts `json:"used"`
+	// Stopped is true when a limit ended the agent's tool use; StoppedBy
+	// names it ("toolCalls", "bytes" or "tokens").
+	Stopped   bool   `json:"stopped"`
+	StoppedBy string `json:"stoppedBy,omitempty"`
+}
+
+// BudgetAmounts are the three measures of a tool-use budget: tool calls made
+// (refused ones included), bytes of answers read and LLM tokens spent.
+type BudgetAmounts struct {
+	ToolCalls int `json:"toolCalls"`
+	Bytes     int `json:"bytes"`
+	Tokens    int `json:"tokens"`
 }
 
 // Investigation is one pass over an incident. Its ID is derived from the incident

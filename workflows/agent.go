@@ -1,11 +1,13 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/models"
 )
 
 // AgentWorkflow runs one specialist agent of one pass. It is a child workflow
@@ -21,25 +23,140 @@ type agent struct {
 	in activities.AgentInput
 }
 
+// versionAgentTools marks agents that may call their domain's data-source
+// queries as tools, step by step. Histories from before it ran one RunAgent.
+const versionAgentTools = "agent-tool-use"
+
 func (a *agent) run(ctx workflow.Context) (activities.AgentSummary, error) {
-	// Ask the agent (LLM or offline analyzer) for its report; transient LLM
-	// failures retry within the LLM preset, the rest fail the agent at once.
-	var out activities.AgentSummary
-	err := workflow.ExecuteActivity(withLLMOptions(ctx), activities.NameRunAgent, a.in).Get(ctx, &out)
-	// A database outage that outlasted the preset's retries is no verdict on the
-	// agent: wait for the database and ask again, as every other write does,
-	// until the pass stops waiting for this agent (it cancels it at its
-	// deadline). Histories from before this rule ended the agent here.
+	if workflow.GetVersion(ctx, versionAgentTools, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		// Ask the agent (LLM or offline analyzer) for its report; transient LLM
+		// failures retry within the LLM preset, the rest fail the agent at once.
+		var out activities.AgentSummary
+		err := a.execute(ctx, activities.NameRunAgent, a.in, &out)
+		return out, err
+	}
+	return a.runWithTools(ctx)
+}
+
+// execute runs one of the agent's LLM activities. A database outage that
+// outlasted the preset's retries is no verdict on the agent: wait for the
+// database and ask again, as every other write does, until the pass stops
+// waiting for this agent (it cancels it at its deadline). Histories from
+// before this rule ended the agent here.
+func (a *agent) execute(ctx workflow.Context, name string, in, out any) error {
+	err := workflow.ExecuteActivity(withLLMOptions(ctx), name, in).Get(ctx, out)
 	for hasErrorType(err, activities.ErrTypeStoreUnavailable) {
 		if workflow.GetVersion(ctx, versionAgentWaitsForStore, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			break
 		}
 		if err := workflow.Sleep(ctx, storeWaitInterval); err != nil {
-			return out, err
+			return err
 		}
-		err = workflow.ExecuteActivity(withLLMOptions(ctx), activities.NameRunAgent, a.in).Get(ctx, &out)
+		err = workflow.ExecuteActivity(withLLMOptions(ctx), name, in).Get(ctx, out)
 	}
-	return out, err
+	return err
+}
+
+// runWithTools is the agent as a loop of steps: each step asks the model
+// (RunAgentStep), which answers or asks for tool calls; each call that the
+// step resolved into a scoped query runs as its own activity, so the
+// reasoning trail is in history. The budget is enforced here, in code: a
+// call past the call or byte limit is not run, and once any limit is reached
+// the next step offers no tools and asks for the answer. Refused calls
+// count against the budget, so a model cannot loop on bad arguments.
+func (a *agent) runWithTools(ctx workflow.Context) (activities.AgentSummary, error) {
+	var (
+		turns    []activities.ToolTurnRecord
+		facts    []string
+		budget   models.Budget
+		limits   activities.ToolBudget
+		timeout  time.Duration
+		final    bool
+		pt, ct   int
+		usedTool bool
+	)
+	for step := 0; ; step++ {
+		var out activities.AgentStepOutput
+		err := a.execute(ctx, activities.NameRunAgentStep, activities.AgentStepInput{
+			Agent: a.in, Turns: turns, Final: final, PromptTokens: pt, CompletionTokens: ct,
+		}, &out)
+		if err != nil {
+			return activities.AgentSummary{}, err
+		}
+		pt, ct = pt+out.PromptTokens, ct+out.CompletionTokens
+		if step == 0 {
+			limits, timeout = out.Budget, out.QueryTimeout
+			usedTool = out.Tools
+			budget.Allowed = models.BudgetAmounts{ToolCalls: limits.Calls, Bytes: limits.Bytes, Tokens: limits.Tokens}
+		}
+		budget.Used.Tokens = pt + ct
+		if out.Done {
+			s := out.Summary
+			if usedTool {
+				s.Budget, s.Facts = &budget, facts
+			}
+			return s, nil
+		}
+		if final {
+			// RunAgentStep offers no tools on a final step, so it always
+			// answers; anything else is a broken step, not a reason to loop.
+			return activities.AgentSummary{}, fmt.Errorf("agent step %d asked for tools after the budget was spent", step)
+		}
+		turn := activities.ToolTurnRecord{Calls: out.Calls}
+		for i := range turn.Calls {
+			c := &turn.Calls[i]
+			switch {
+			case budget.Used.ToolCalls >= limits.Calls:
+				budget.StoppedBy = "toolCalls"
+			case budget.Used.Bytes >= limits.Bytes:
+				budget.StoppedBy = "bytes"
+			}
+			if budget.StoppedBy != "" {
+				c.Query, c.Refusal = nil, "not run: the tool budget of this agent is spent"
+				continue
+			}
+			budget.Used.ToolCalls++
+			if c.Query == nil {
+				continue // refused by the step: the model is told why
+			}
+			var qo activities.QueryOutput
+			err := workflow.ExecuteActivity(withQueryOptions(ctx, timeout, timeout+5*time.Second), activities.NameRunDataSourceQuery,
+				activities.QueryInput{TenantID: a.in.TenantID, InvestigationID: a.in.InvestigationID, Query: *c.Query}).Get(ctx, &qo)
+			if err != nil {
+				c.Error = failureReason(err)
+			} else {
+				c.FactKey = c.Query.Key
+				facts = append(facts, c.Query.Key)
+				budget.Used.Bytes += len(qo.Text)
+			}
+			// The answer is loaded by key; the query text stays in this
+			// activity's input and is not carried into every later step.
+			c.Query = nil
+		}
+		turns = append(turns, turn)
+		switch {
+		case budget.StoppedBy != "":
+		case budget.Used.ToolCalls >= limits.Calls:
+			budget.StoppedBy = "toolCalls"
+		case budget.Used.Bytes >= limits.Bytes:
+			budget.StoppedBy = "bytes"
+		case budget.Used.Tokens >= limits.Tokens:
+			budget.StoppedBy = "tokens"
+		}
+		if budget.StoppedBy != "" {
+			budget.Stopped, final = true, true
+		}
+	}
+}
+
+// budgetCoverage is the part of an agent's coverage reason that says its
+// tool budget ended its tool use.
+func budgetCoverage(b *models.Budget) string {
+	if b == nil || !b.Stopped {
+		return ""
+	}
+	return fmt.Sprintf("; tool budget reached (%s): %d of %d calls, %d of %d bytes, %d of %d tokens; the agent answered with what it had read",
+		b.StoppedBy, b.Used.ToolCalls, b.Allowed.ToolCalls, b.Used.Bytes, b.Allowed.Bytes, b.Used.Tokens, b.Allowed.Tokens)
 }
 
 // versionAgentWaitsForStore marks the change that made agents wait out a

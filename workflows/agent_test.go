@@ -11,16 +11,19 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/datasources"
+	"github.com/causeway/causeway/models"
 )
 
-// mockRunAgent answers the database agent's RunAgent with answer(n) on the n-th
+// mockRunAgent answers the database agent's step with answer(n) on the n-th
 // call (from 1) and returns the call counter.
 func mockRunAgent(env *testsuite.TestWorkflowEnvironment, answer func(n int) (activities.AgentSummary, error)) *int {
 	calls := 0
-	env.OnActivity(activities.NameRunAgent, mock.Anything, agentIn("database")).Return(
-		func(context.Context, activities.AgentInput) (activities.AgentSummary, error) {
+	env.OnActivity(activities.NameRunAgentStep, mock.Anything, activities.AgentStepInput{Agent: agentIn("database")}).Return(
+		func(context.Context, activities.AgentStepInput) (activities.AgentStepOutput, error) {
 			calls++
-			return answer(calls)
+			s, err := answer(calls)
+			return activities.AgentStepOutput{Done: err == nil, Summary: s}, err
 		})
 	return &calls
 }
@@ -59,4 +62,44 @@ func TestAgentLLMOutageStillEnds(t *testing.T) {
 	require.True(t, hasErrorType(env.GetWorkflowError(), activities.ErrTypeLLMUnavailable), "%v", env.GetWorkflowError())
 	require.Equal(t, 4, *calls)
 	require.Less(t, env.Now().Sub(t0), time.Minute)
+}
+
+// TestAgentToolUseStopsAtTheBudget: the model asks for three calls with a
+// budget of two. The refused call (bad arguments) counts, the valid one runs
+// as its own RunDataSourceQuery, the third is not run, and the next step is
+// the final one, told the budget is spent; the summary records the budget.
+func TestAgentToolUseStopsAtTheBudget(t *testing.T) {
+	env := newEnv(t)
+	in := agentIn("database")
+	q := datasources.Query{Key: "tool/database/0/1/ds_pg/connections", DataSourceID: "ds_pg", Type: "postgres", Entry: "connections", Text: "select 1", Roles: []string{"database"}}
+	first := activities.AgentStepOutput{Tools: true, Budget: activities.ToolBudget{Calls: 2, Bytes: 4096, Tokens: 5000}, QueryTimeout: 5 * time.Second,
+		PromptTokens: 400, CompletionTokens: 50, Calls: []activities.ToolCallRecord{
+			{ID: "c0", Name: "query_postgres", Arguments: "{", Refusal: "arguments are not a JSON object"},
+			{ID: "c1", Name: "query_postgres", Arguments: `{"dataSourceId":"ds_pg"}`, Query: &q},
+			{ID: "c2", Name: "query_postgres", Arguments: `{"dataSourceId":"ds_pg","entry":"lock_waits"}`, Query: &datasources.Query{Key: "tool/database/0/2/x"}},
+		}}
+	env.OnActivity(activities.NameRunAgentStep, mock.Anything, activities.AgentStepInput{Agent: in}).Return(first, nil).Once()
+	env.OnActivity(activities.NameRunDataSourceQuery, mock.Anything, activities.QueryInput{TenantID: tenant, InvestigationID: invID, Query: q}).
+		Return(activities.QueryOutput{Readings: 1, Text: "client connections: 97 of 100"}, nil).Once()
+	wantTurns := []activities.ToolTurnRecord{{Calls: []activities.ToolCallRecord{
+		{ID: "c0", Name: "query_postgres", Arguments: "{", Refusal: "arguments are not a JSON object"},
+		{ID: "c1", Name: "query_postgres", Arguments: `{"dataSourceId":"ds_pg"}`, FactKey: q.Key},
+		{ID: "c2", Name: "query_postgres", Arguments: `{"dataSourceId":"ds_pg","entry":"lock_waits"}`, Refusal: "not run: the tool budget of this agent is spent"},
+	}}}
+	env.OnActivity(activities.NameRunAgentStep, mock.Anything, activities.AgentStepInput{Agent: in, Turns: wantTurns, Final: true, PromptTokens: 400, CompletionTokens: 50}).
+		Return(activities.AgentStepOutput{Done: true, Tools: true, PromptTokens: 600, CompletionTokens: 80,
+			Summary: activities.AgentSummary{AgentRole: "database", Findings: 1, Summary: "pool exhausted"}}, nil).Once()
+
+	env.ExecuteWorkflow(AgentWorkflowName, in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var out activities.AgentSummary
+	require.NoError(t, env.GetWorkflowResult(&out))
+	require.Equal(t, &models.Budget{
+		Allowed: models.BudgetAmounts{ToolCalls: 2, Bytes: 4096, Tokens: 5000},
+		Used:    models.BudgetAmounts{ToolCalls: 2, Bytes: len("client connections: 97 of 100"), Tokens: 1130},
+		Stopped: true, StoppedBy: "toolCalls",
+	}, out.Budget)
+	require.Equal(t, []string{q.Key}, out.Facts)
+	require.Contains(t, budgetCoverage(out.Budget), "tool budget reached (toolCalls): 2 of 2 calls")
 }

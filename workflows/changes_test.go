@@ -39,8 +39,7 @@ func TestInvestigationGivesChangesToTheDeploymentsAgent(t *testing.T) {
 		Return(activities.ChangesOutput{Changes: changes}, nil).Once()
 	dep := agentIn("deployments")
 	dep.Changes = changes
-	env.OnActivity(activities.NameRunAgent, mock.Anything, dep).
-		Return(activities.AgentSummary{AgentRole: "deployments", Findings: 1, Summary: "release v2"}, nil).Once()
+	onAgent(env, dep, activities.AgentSummary{AgentRole: "deployments", Findings: 1, Summary: "release v2"}, nil).Once()
 	agentOK(env, "logs", 1, "errors").Once()
 	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, activities.SynthesisInput{
 		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"deployments", "logs"}, Changes: changes,

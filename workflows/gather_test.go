@@ -47,10 +47,8 @@ func TestInvestigationGathersFromDataSources(t *testing.T) {
 	infra.Facts = []string{memory.Key}
 	metricsIn := agentIn("metrics")
 	metricsIn.Facts = []string{memory.Key}
-	env.OnActivity(activities.NameRunAgent, mock.Anything, infra).
-		Return(activities.AgentSummary{AgentRole: "infrastructure", Findings: 1, Summary: "memory at its limit"}, nil).Once()
-	env.OnActivity(activities.NameRunAgent, mock.Anything, metricsIn).
-		Return(activities.AgentSummary{AgentRole: "metrics", Findings: 1, Summary: "memory at its limit"}, nil).Once()
+	onAgent(env, infra, activities.AgentSummary{AgentRole: "infrastructure", Findings: 1, Summary: "memory at its limit"}, nil).Once()
+	onAgent(env, metricsIn, activities.AgentSummary{AgentRole: "metrics", Findings: 1, Summary: "memory at its limit"}, nil).Once()
 	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, activities.SynthesisInput{
 		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"infrastructure", "metrics"},
 		Facts: []string{memory.Key},

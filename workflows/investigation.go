@@ -87,7 +87,7 @@ func (w *investigation) run(ctx workflow.Context) (InvestigationOutcome, error) 
 	var syn activities.SynthesisSummary
 	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameSynthesizeInvestigation, activities.SynthesisInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID, Completed: completed,
-		Facts: w.gathered.keys, Changes: w.changes,
+		Facts: w.factKeys(), Changes: w.changes,
 	}).Get(ctx, &syn)
 	if err != nil {
 		return InvestigationOutcome{}, err
@@ -195,7 +195,8 @@ func (w *investigation) coverage() ([]models.Coverage, []string) {
 			cov[i] = models.Coverage{AgentRole: role, Status: models.CoverageFailed, Reason: failureReason(r.err)}
 		default:
 			cov[i] = models.Coverage{AgentRole: role, Status: models.CoverageCompleted,
-				Reason: fmt.Sprintf("%d findings; %s", r.summary.Findings, r.summary.Summary)}
+				Reason: fmt.Sprintf("%d findings; %s", r.summary.Findings, r.summary.Summary) + budgetCoverage(r.summary.Budget),
+				Budget: r.summary.Budget}
 			completed = append(completed, role)
 		}
 		// The reason is stored, shown and kept in history: bounded.
@@ -264,4 +265,14 @@ func describeFailures(cov []models.Coverage) string {
 		parts[i] = c.AgentRole + " " + c.Status + ": " + c.Reason
 	}
 	return strings.Join(parts, "; ")
+}
+
+// factKeys are the answers the pass read: gathered ones, then those the
+// agents' tool calls read, so findings quoting either are cited.
+func (w *investigation) factKeys() []string {
+	keys := slices.Clone(w.gathered.keys)
+	for _, r := range w.results {
+		keys = append(keys, r.summary.Facts...)
+	}
+	return keys
 }

@@ -42,9 +42,15 @@ func agentIn(role string) activities.AgentInput {
 	return activities.AgentInput{TenantID: tenant, IncidentID: incID, InvestigationID: invID, AgentRole: role}
 }
 
+// onAgent answers an agent offered no tools: its one step is its report, or
+// the error.
+func onAgent(env *testsuite.TestWorkflowEnvironment, in activities.AgentInput, s activities.AgentSummary, err error) *testsuite.MockCallWrapper {
+	out := activities.AgentStepOutput{Done: err == nil, Summary: s}
+	return env.OnActivity(activities.NameRunAgentStep, mock.Anything, activities.AgentStepInput{Agent: in}).Return(out, err)
+}
+
 func agentOK(env *testsuite.TestWorkflowEnvironment, role string, findings int, summary string) *testsuite.MockCallWrapper {
-	return env.OnActivity(activities.NameRunAgent, mock.Anything, agentIn(role)).
-		Return(activities.AgentSummary{AgentRole: role, Findings: findings, Model: activities.OfflineModel, Summary: summary}, nil)
+	return onAgent(env, agentIn(role), activities.AgentSummary{AgentRole: role, Findings: findings, Model: activities.OfflineModel, Summary: summary}, nil)
 }
 
 func passInput(agents ...string) InvestigationInput {
@@ -93,8 +99,7 @@ func TestInvestigationOneAgentFails(t *testing.T) {
 	env := newEnv(t)
 	agentOK(env, "logs", 1, "connection timeouts").Once()
 	agentOK(env, "metrics", 1, "p95 up").Once()
-	env.OnActivity(activities.NameRunAgent, mock.Anything, agentIn("database")).
-		Return(activities.AgentSummary{}, temporal.NewNonRetryableApplicationError("llm: model refused to answer", activities.ErrTypeLLMRefused, nil)).Once()
+	onAgent(env, agentIn("database"), activities.AgentSummary{}, temporal.NewNonRetryableApplicationError("llm: model refused to answer", activities.ErrTypeLLMRefused, nil)).Once()
 	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, activities.SynthesisInput{
 		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"logs", "metrics"},
 	}).Return(activities.SynthesisSummary{Category: "unknown", Confidence: 0.2}, nil).Once()
@@ -143,8 +148,7 @@ func TestInvestigationAgentTimesOut(t *testing.T) {
 func TestInvestigationAllAgentsFail(t *testing.T) {
 	env := newEnv(t)
 	for _, role := range []string{"logs", "metrics"} {
-		env.OnActivity(activities.NameRunAgent, mock.Anything, agentIn(role)).
-			Return(activities.AgentSummary{}, temporal.NewNonRetryableApplicationError("llm: endpoint returned HTTP 401", activities.ErrTypeLLMRejected, nil)).Once()
+		onAgent(env, agentIn(role), activities.AgentSummary{}, temporal.NewNonRetryableApplicationError("llm: endpoint returned HTTP 401", activities.ErrTypeLLMRejected, nil)).Once()
 	}
 	cov := []models.Coverage{
 		{AgentRole: "logs", Status: "failed", Reason: "llm: endpoint returned HTTP 401 (LLMRequestRejected)"},

@@ -31,6 +31,7 @@ func Register(r Registry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a.RunDataSourceQuery, activity.RegisterOptions{Name: activities.NameRunDataSourceQuery})
 	r.RegisterActivityWithOptions(a.ReadChanges, activity.RegisterOptions{Name: activities.NameReadChanges})
 	r.RegisterActivityWithOptions(a.RunAgent, activity.RegisterOptions{Name: activities.NameRunAgent})
+	r.RegisterActivityWithOptions(a.RunAgentStep, activity.RegisterOptions{Name: activities.NameRunAgentStep})
 	r.RegisterActivityWithOptions(a.SynthesizeInvestigation, activity.RegisterOptions{Name: activities.NameSynthesizeInvestigation})
 	r.RegisterActivityWithOptions(a.FinishInvestigation, activity.RegisterOptions{Name: activities.NameFinishInvestigation})
 	r.RegisterActivityWithOptions(a.ProposeRemediations, activity.RegisterOptions{Name: activities.NameProposeRemediations})
