@@ -226,6 +226,25 @@ type AgentSummary struct {
 	Facts []string `json:",omitempty"`
 }
 
+// agentInput is what an agent reads in a pass: the incident, its context,
+// the facts gathered for it and the recorded changes. The one-call path and
+// the tool-use steps read it the same way.
+func (a *Activities) agentInput(ctx context.Context, in AgentInput) (analyzer.Input, *models.Investigation, *models.Incident, error) {
+	inv, err := a.Store.GetInvestigation(ctx, in.TenantID, in.InvestigationID)
+	if err != nil {
+		return analyzer.Input{}, nil, nil, storeUnavailable(ctx, in, err)
+	}
+	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
+	if err != nil {
+		return analyzer.Input{}, nil, nil, storeUnavailable(ctx, in, err)
+	}
+	input := incidentInput(inc, inv.Context)
+	if input.Gathered, err = a.gatheredExcerpts(ctx, in.TenantID, in.InvestigationID, in.Facts); err != nil {
+		return analyzer.Input{}, nil, nil, err
+	}
+	return input.WithChanges(in.Changes), inv, inc, nil
+}
+
 // RunAgent runs one specialist agent: the configured LLM, or the offline analyzer
 // when none is configured. The full report is stored as the pass's AgentRun; an
 // agent that already completed is not run again. LLM failures are classified:
@@ -240,19 +259,10 @@ func (a *Activities) RunAgent(ctx context.Context, in AgentInput) (AgentSummary,
 	if prev != nil && prev.Status == models.CoverageCompleted {
 		return summarize(prev)
 	}
-	inv, err := a.Store.GetInvestigation(ctx, in.TenantID, in.InvestigationID)
+	input, _, _, err := a.agentInput(ctx, in)
 	if err != nil {
-		return AgentSummary{}, storeUnavailable(ctx, in, err)
-	}
-	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
-	if err != nil {
-		return AgentSummary{}, storeUnavailable(ctx, in, err)
-	}
-	input := incidentInput(inc, inv.Context)
-	if input.Gathered, err = a.gatheredExcerpts(ctx, in.TenantID, in.InvestigationID, in.Facts); err != nil {
 		return AgentSummary{}, err
 	}
-	input = input.WithChanges(in.Changes)
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go heartbeat(hctx)

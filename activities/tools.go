@@ -120,19 +120,10 @@ func (a *Activities) RunAgentStep(ctx context.Context, in AgentStepInput) (Agent
 	if len(tools) == 0 {
 		return a.plainStep(ctx, ag)
 	}
-	inv, err := a.Store.GetInvestigation(ctx, ag.TenantID, ag.InvestigationID)
+	input, inv, inc, err := a.agentInput(ctx, ag)
 	if err != nil {
-		return AgentStepOutput{}, storeUnavailable(ctx, ag, err)
-	}
-	inc, err := a.Store.GetIncident(ctx, ag.TenantID, ag.IncidentID)
-	if err != nil {
-		return AgentStepOutput{}, storeUnavailable(ctx, ag, err)
-	}
-	input := incidentInput(inc, inv.Context)
-	if input.Gathered, err = a.gatheredExcerpts(ctx, ag.TenantID, ag.InvestigationID, ag.Facts); err != nil {
 		return AgentStepOutput{}, err
 	}
-	input = input.WithChanges(ag.Changes)
 	sc := datasources.ScopeOf(alertOf(inc), inv.StartedAt, a.Gathering.Lookback)
 	turns, err := a.llmTurns(ctx, ag, in.Turns)
 	if err != nil {
