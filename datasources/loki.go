@@ -43,23 +43,8 @@ func init() {
 	register(kind{
 		name:        TypeLoki,
 		urlRequired: true,
-		prepare: func(c *Connector, s *Spec) error {
-			if err := c.checkHTTPURL(context.Background(), s.URL); err != nil {
-				return err
-			}
-			if err := onlySettings(s.Settings, "serviceLabel"); err != nil {
-				return err
-			}
-			if v, ok := s.Settings["serviceLabel"]; ok {
-				l, isString := v.(string)
-				if !isString || !labelName.MatchString(l) {
-					return fieldErr("settings.serviceLabel", "must be a Loki label name")
-				}
-			}
-			s.URL = strings.TrimRight(s.URL, "/")
-			return nil
-		},
-		plan: planLoki,
+		prepare:     prepareLabelled("Loki"),
+		plan:        planLoki,
 		open: func(c *Connector, cfg Config) (Client, error) {
 			return &loki{api: apiCall{client: c.http, auth: cfg.Auth, explain: explainText}, base: strings.TrimRight(cfg.URL, "/")}, nil
 		},

@@ -20,27 +20,34 @@ import (
 	"github.com/causeway/causeway/internal/clip"
 )
 
+// prepareLabelled checks a source whose only setting is the label that
+// names a service, as Prometheus and Loki both select series by label; system
+// names the label dialect in the error.
+func prepareLabelled(system string) func(c *Connector, s *Spec) error {
+	return func(c *Connector, s *Spec) error {
+		if err := c.checkHTTPURL(context.Background(), s.URL); err != nil {
+			return err
+		}
+		if err := onlySettings(s.Settings, "serviceLabel"); err != nil {
+			return err
+		}
+		if v, ok := s.Settings["serviceLabel"]; ok {
+			l, isString := v.(string)
+			if !isString || !labelName.MatchString(l) {
+				return fieldErr("settings.serviceLabel", "must be a %s label name", system)
+			}
+		}
+		s.URL = strings.TrimRight(s.URL, "/")
+		return nil
+	}
+}
+
 func init() {
 	register(kind{
 		name:        TypePrometheus,
 		urlRequired: true,
-		prepare: func(c *Connector, s *Spec) error {
-			if err := c.checkHTTPURL(context.Background(), s.URL); err != nil {
-				return err
-			}
-			if err := onlySettings(s.Settings, "serviceLabel"); err != nil {
-				return err
-			}
-			if v, ok := s.Settings["serviceLabel"]; ok {
-				l, isString := v.(string)
-				if !isString || !labelName.MatchString(l) {
-					return fieldErr("settings.serviceLabel", "must be a Prometheus label name")
-				}
-			}
-			s.URL = strings.TrimRight(s.URL, "/")
-			return nil
-		},
-		plan: planPrometheus,
+		prepare:     prepareLabelled("Prometheus"),
+		plan:        planPrometheus,
 		open: func(c *Connector, cfg Config) (Client, error) {
 			return &prometheus{http: c.http, base: strings.TrimRight(cfg.URL, "/"), auth: cfg.Auth, maxSeries: c.opts.MaxSeries}, nil
 		},
