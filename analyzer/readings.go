@@ -502,45 +502,34 @@ func readingHits(gathered []Excerpt, role string) []hit {
 	best := map[key][]kept{}
 	var order []key
 	supported := map[string]bool{}
-	for gi := range gathered {
-		g := &gathered[gi]
-		if len(g.Readings) == 0 {
+	for _, r := range quotedReadings(gathered) {
+		j, ok := judge(r)
+		if !ok {
 			continue
 		}
-		inText := linesOf(g.Text, g.Readings)
-		for ri := range g.Readings {
-			r := &g.Readings[ri]
-			if !inText(ri) {
-				continue
+		if j.stance == StanceSupports && j.cat != "" {
+			supported[j.cat] = true
+		}
+		k := key{r.Signal, j.cat, j.stance}
+		list, seen := best[k]
+		if !seen {
+			order = append(order, k)
+		}
+		// Insert by strength, keeping the first seen ahead on a tie.
+		at := len(list)
+		for at > 0 && list[at-1].j.str < j.str {
+			at--
+		}
+		if at < readingsPerSignal {
+			list = append(list, kept{})
+			copy(list[at+1:], list[at:])
+			list[at] = kept{j, r}
+			if len(list) > readingsPerSignal {
+				list = list[:readingsPerSignal]
 			}
-			j, ok := judge(r)
-			if !ok {
-				continue
-			}
-			if j.stance == StanceSupports && j.cat != "" {
-				supported[j.cat] = true
-			}
-			k := key{r.Signal, j.cat, j.stance}
-			list, seen := best[k]
-			if !seen {
-				order = append(order, k)
-			}
-			// Insert by strength, keeping the first seen ahead on a tie.
-			at := len(list)
-			for at > 0 && list[at-1].j.str < j.str {
-				at--
-			}
-			if at < readingsPerSignal {
-				list = append(list, kept{})
-				copy(list[at+1:], list[at:])
-				list[at] = kept{j, r}
-				if len(list) > readingsPerSignal {
-					list = list[:readingsPerSignal]
-				}
-				best[k] = list
-			} else if !seen {
-				best[k] = list
-			}
+			best[k] = list
+		} else if !seen {
+			best[k] = list
 		}
 	}
 	var out []hit
@@ -564,6 +553,25 @@ func readingHits(gathered []Excerpt, role string) []hit {
 // been cut to a size cap, or differ from the rendering), so every citation
 // holds. Text is normally the readings' lines in order, which is checked in
 // one pass; anything else falls back to a set of the text's lines.
+// quotedReadings are the readings whose line is still in their excerpt's
+// text: only those can be cited, so only those may be judged.
+func quotedReadings(gathered []Excerpt) []*Reading {
+	var out []*Reading
+	for gi := range gathered {
+		g := &gathered[gi]
+		if len(g.Readings) == 0 {
+			continue
+		}
+		inText := linesOf(g.Text, g.Readings)
+		for ri := range g.Readings {
+			if inText(ri) {
+				out = append(out, &g.Readings[ri])
+			}
+		}
+	}
+	return out
+}
+
 func linesOf(text string, rs []Reading) func(i int) bool {
 	ok := make([]bool, len(rs))
 	off, inOrder := 0, true

@@ -48,29 +48,18 @@ func rolloutHits(gathered []Excerpt, role string) []hit {
 	byDeployment := map[string][]rs{}
 	var deployments []string
 	pods := map[string][]podState{} // by replicaset
-	for gi := range gathered {
-		g := &gathered[gi]
-		if len(g.Readings) == 0 {
-			continue
-		}
-		inText := linesOf(g.Text, g.Readings)
-		for ri := range g.Readings {
-			r := &g.Readings[ri]
-			if !inText(ri) {
-				continue
+	for _, r := range quotedReadings(gathered) {
+		switch r.Signal {
+		case SignalRollout:
+			d := r.Labels["deployment"]
+			if _, ok := byDeployment[d]; !ok {
+				deployments = append(deployments, d)
 			}
-			switch r.Signal {
-			case SignalRollout:
-				d := r.Labels["deployment"]
-				if _, ok := byDeployment[d]; !ok {
-					deployments = append(deployments, d)
-				}
-				byDeployment[d] = append(byDeployment[d], rs{r, int(r.Value)})
-			case SignalContainerStatus:
-				set := r.Labels["replicaset"]
-				if set != "" {
-					pods[set] = append(pods[set], podState{r, failingContainer(r)})
-				}
+			byDeployment[d] = append(byDeployment[d], rs{r, int(r.Value)})
+		case SignalContainerStatus:
+			set := r.Labels["replicaset"]
+			if set != "" {
+				pods[set] = append(pods[set], podState{r, failingContainer(r)})
 			}
 		}
 	}
