@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -14,13 +13,10 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
-	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
-	"github.com/causeway/causeway/worker"
 )
 
 // burstSize is the storm of distinct alerts BenchmarkAlertBurst sends.
@@ -146,23 +142,7 @@ func postBurstAlert(base, tenantID, key, secret string, body []byte) (string, er
 // burstClients starters, on a fresh worker with Causeway's worker options, and
 // returns passes per second from the first start to the last completion.
 func burstFloor(b *testing.B, agents int) float64 {
-	c, err := client.Dial(client.Options{
-		HostPort: stack.FrontendAddress(), Namespace: stack.Namespace(),
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	queue := "burst-floor-" + auth.RandomToken(6)
-	w := sdkworker.New(c, queue, worker.Options())
-	w.RegisterWorkflow(floorPass)
-	w.RegisterWorkflow(floorAgent)
-	w.RegisterActivity(floorCall)
-	if err := w.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
+	c, queue := floorWorker(b, "burst-floor-")
 	ctx := context.Background()
 	runs := make([]client.WorkflowRun, burstSize)
 	var next atomic.Int64

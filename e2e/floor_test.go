@@ -58,23 +58,7 @@ func floorPass(ctx workflow.Context, n int, d time.Duration) error {
 // Causeway's worker options.
 func BenchmarkOrchestrationFloor(b *testing.B) {
 	const agents, call = 4, 300 * time.Millisecond
-	c, err := client.Dial(client.Options{
-		HostPort: stack.FrontendAddress(), Namespace: stack.Namespace(),
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	queue := "floor-" + auth.RandomToken(6)
-	w := sdkworker.New(c, queue, worker.Options())
-	w.RegisterWorkflow(floorPass)
-	w.RegisterWorkflow(floorAgent)
-	w.RegisterActivity(floorCall)
-	if err := w.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
+	c, queue := floorWorker(b, "floor-")
 	ctx := context.Background()
 	var total time.Duration
 	b.ResetTimer()
@@ -101,4 +85,28 @@ func BenchmarkOrchestrationFloor(b *testing.B) {
 		}
 		traceWorkflows(b, c, ids, nil)
 	}
+}
+
+// floorWorker dials the embedded server and starts a worker with Causeway's
+// worker options that runs only the bare floor workflows, on its own queue
+// (prefix plus a random suffix); both stop when b ends.
+func floorWorker(b *testing.B, prefix string) (client.Client, string) {
+	c, err := client.Dial(client.Options{
+		HostPort: stack.FrontendAddress(), Namespace: stack.Namespace(),
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	queue := prefix + auth.RandomToken(6)
+	w := sdkworker.New(c, queue, worker.Options())
+	w.RegisterWorkflow(floorPass)
+	w.RegisterWorkflow(floorAgent)
+	w.RegisterActivity(floorCall)
+	if err := w.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(w.Stop)
+	return c, queue
 }
