@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -44,11 +45,11 @@ func (a *Analytics) Incidents(ctx context.Context, p auth.Principal, period stri
 	}
 	days, ok := AnalyticsPeriods[period]
 	if !ok {
-		return nil, validation("period must be one of 7d, 30d, 90d")
+		return nil, errcode.Invalid("period must be one of 7d, 30d, 90d")
 	}
 	st, err := a.store.IncidentStatsSince(ctx, p.TenantID, a.now().UTC().AddDate(0, 0, -days))
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	out := &IncidentAnalytics{Period: period, TotalIncidents: st.Total, ResolvedIncidents: st.Resolved,
 		MTTR: int64(math.Round(st.MTTRSeconds)),

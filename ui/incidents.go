@@ -9,6 +9,7 @@ import (
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
 )
 
@@ -96,7 +97,7 @@ type liveIncident struct {
 	Timeline     []models.TimelineEntry
 	Latest       *passView
 	Earlier      []passView
-	Remediations []models.RemediationView
+	Remediations []remediation.RemediationView
 	Workflows    []workflowLink
 	// Active is true while something is still moving (triage, a pass, an
 	// execution): the page then asks again sooner.
@@ -190,7 +191,7 @@ func (d *Dashboard) liveIncident(c *gin.Context) (*liveIncident, error) {
 func summarize(l *liveIncident) string {
 	running := 0
 	for _, r := range l.Remediations {
-		if r.Status == models.RemediationExecuting {
+		if r.Status == remediation.Executing {
 			running++
 		}
 	}
@@ -247,7 +248,7 @@ func isActive(l *liveIncident) bool {
 		return true
 	}
 	for _, r := range l.Remediations {
-		if r.Status == models.RemediationExecuting {
+		if r.Status == remediation.Executing {
 			return true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // AgentWorkflow runs one specialist agent of one pass. It is a child workflow
@@ -45,7 +46,7 @@ func (a *agent) run(ctx workflow.Context) (activities.AgentSummary, error) {
 // before this rule ended the agent here.
 func (a *agent) execute(ctx workflow.Context, name string, in, out any) error {
 	err := workflow.ExecuteActivity(withLLMOptions(ctx), name, in).Get(ctx, out)
-	for hasErrorType(err, activities.ErrTypeStoreUnavailable) {
+	for temporalx.HasErrorType(err, activities.ErrTypeStoreUnavailable) {
 		if workflow.GetVersion(ctx, versionAgentWaitsForStore, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			break
 		}

@@ -1,4 +1,4 @@
-package activities
+package remediation
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/causeway/causeway/egress"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -215,7 +216,7 @@ func (a *Activities) callStep(ctx context.Context, r stepRequest) (int, time.Dur
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 		notSent()
 	}
-	wait := retryAfter(resp.Header.Get("Retry-After"), time.Now())
+	wait := egress.RetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	wait = min(wait, maxStepRetryAfter)
 	return resp.StatusCode, wait, nil
 }

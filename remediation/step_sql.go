@@ -1,4 +1,4 @@
-package activities
+package remediation
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
 	// database/sql driver "pgx" for PostgreSQL targets; SQLite targets use the
 	// pure-Go "sqlite" driver the store already registers.
 	_ "github.com/jackc/pgx/v5/stdlib"

@@ -1,4 +1,4 @@
-package models
+package remediation
 
 import (
 	"context"
@@ -10,16 +10,30 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/causeway/causeway/models"
 )
+
+func init() {
+	models.RegisterRows(&Runbook{}, &Remediation{}, &RemediationStep{})
+}
+
+// Store keeps runbooks, remediations and their steps in the shared database.
+// Writes that also touch the kernel (an incident's status, its timeline, the
+// outbox) commit in the same transaction as the remediation's own rows.
+type Store struct{ db *gorm.DB }
+
+// NewStore is the remediation store over the shared database handle.
+func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
 
 // Remediation statuses, API values (docs/data-flow.md).
 const (
-	RemediationAwaitingApproval = "awaiting_approval"
-	RemediationApproved         = "approved"
-	RemediationRejected         = "rejected"
-	RemediationExecuting        = "executing"
-	RemediationCompleted        = "completed"
-	RemediationFailed           = "failed"
+	AwaitingApproval = "awaiting_approval"
+	Approved         = "approved"
+	Rejected         = "rejected"
+	Executing        = "executing"
+	Completed        = "completed"
+	Failed           = "failed"
 )
 
 // Remediation step statuses, API values.
@@ -46,7 +60,7 @@ type RunbookStep struct {
 	Params      map[string]any `json:"params"`
 }
 
-// Runbook is a tenant's vetted remediation recipe. Remediations are only ever
+// Runbook is a tenant's vetted remediation recipe. Service are only ever
 // built from runbooks, so nothing (LLM included) can propose a step type or a
 // command that a person did not write down first. Deleting one hides it from
 // new proposals but keeps the row for the remediations that cite it.
@@ -161,7 +175,7 @@ func (s *Store) Runbooks(ctx context.Context, tenantID string) ([]Runbook, error
 }
 
 // DeleteRunbook retires a runbook; another tenant's or an already deleted one is
-// ErrNotFound.
+// models.ErrNotFound.
 func (s *Store) DeleteRunbook(ctx context.Context, tenantID, id string, at time.Time) error {
 	res := s.db.WithContext(ctx).Model(&Runbook{}).Where("tenant_id = ? AND id = ? AND deleted_at IS NULL", tenantID, id).
 		Update("deleted_at", at.UTC())
@@ -169,7 +183,7 @@ func (s *Store) DeleteRunbook(ctx context.Context, tenantID, id string, at time.
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return ErrNotFound
+		return models.ErrNotFound
 	}
 	return nil
 }
@@ -177,7 +191,7 @@ func (s *Store) DeleteRunbook(ctx context.Context, tenantID, id string, at time.
 // ProposeRemediations records proposals with their steps and a timeline entry
 // each, in one transaction. Rows that already exist (a retried proposal) are
 // kept as they are.
-func (s *Store) ProposeRemediations(ctx context.Context, rems []Remediation, entries []TimelineEntry) error {
+func (s *Store) ProposeRemediations(ctx context.Context, rems []Remediation, entries []models.TimelineEntry) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for i := range rems {
 			r := rems[i]
@@ -193,7 +207,7 @@ func (s *Store) ProposeRemediations(ctx context.Context, rems []Remediation, ent
 					return err
 				}
 			}
-			if err := insertTimeline(tx, &entries[i]); err != nil {
+			if err := models.InsertTimeline(tx, &entries[i]); err != nil {
 				return err
 			}
 		}
@@ -202,10 +216,10 @@ func (s *Store) ProposeRemediations(ctx context.Context, rems []Remediation, ent
 }
 
 // GetRemediation returns the tenant's remediation with its steps; another
-// tenant's is ErrNotFound, exactly like a missing one.
+// tenant's is models.ErrNotFound, exactly like a missing one.
 func (s *Store) GetRemediation(ctx context.Context, tenantID, id string) (*Remediation, error) {
 	db := s.db.WithContext(ctx)
-	r, err := firstRow[Remediation](db.Where("tenant_id = ? AND id = ?", tenantID, id))
+	r, err := models.FirstRow[Remediation](db.Where("tenant_id = ? AND id = ?", tenantID, id))
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +286,7 @@ func (s *Store) PassRemediations(ctx context.Context, tenantID, incidentID, inve
 // proposed it; one that ended first leaves its proposals here.
 func (s *Store) RemediationsWithoutWorkflow(ctx context.Context, olderThan time.Time, limit int) ([]Remediation, error) {
 	var rems []Remediation
-	err := s.db.WithContext(ctx).Where("workflow_started_at IS NULL AND status = ? AND created_at < ?", RemediationAwaitingApproval, olderThan).
+	err := s.db.WithContext(ctx).Where("workflow_started_at IS NULL AND status = ? AND created_at < ?", AwaitingApproval, olderThan).
 		Order("created_at, id").Limit(limit).Find(&rems).Error
 	if err != nil {
 		return nil, err
@@ -290,14 +304,14 @@ func (s *Store) MarkRemediationWorkflowStarted(ctx context.Context, id string, a
 type Decision struct {
 	TenantID      string
 	RemediationID string
-	Status        string // RemediationApproved or RemediationRejected
-	// From is the status the decision applies to: RemediationAwaitingApproval
-	// when empty; RemediationApproved when an unexecuted approval expires.
+	Status        string // Approved or Rejected
+	// From is the status the decision applies to: AwaitingApproval
+	// when empty; Approved when an unexecuted approval expires.
 	From   string
 	Actor  string
 	Reason string
 	At     time.Time
-	Entry  TimelineEntry
+	Entry  models.TimelineEntry
 }
 
 // ErrInvalidStatus is a state change asked of a remediation in the wrong state.
@@ -309,7 +323,7 @@ var ErrInvalidStatus = errors.New("invalid status")
 // retries are safe; a different one is ErrInvalidStatus.
 func (s *Store) DecideRemediation(ctx context.Context, d Decision) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r, err := firstRow[Remediation](tx.Where("tenant_id = ? AND id = ?", d.TenantID, d.RemediationID))
+		r, err := models.FirstRow[Remediation](tx.Where("tenant_id = ? AND id = ?", d.TenantID, d.RemediationID))
 		if err != nil {
 			return err
 		}
@@ -318,14 +332,14 @@ func (s *Store) DecideRemediation(ctx context.Context, d Decision) error {
 		}
 		from := d.From
 		if from == "" {
-			from = RemediationAwaitingApproval
+			from = AwaitingApproval
 		}
 		if r.Status != from {
 			return ErrInvalidStatus
 		}
 		at := d.At.UTC()
 		upd := map[string]any{"status": d.Status}
-		if d.Status == RemediationApproved {
+		if d.Status == Approved {
 			upd["approved_by"], upd["approved_at"] = d.Actor, at
 		} else {
 			upd["rejected_by"], upd["rejected_at"], upd["reject_reason"] = d.Actor, at, d.Reason
@@ -334,20 +348,20 @@ func (s *Store) DecideRemediation(ctx context.Context, d Decision) error {
 			return err
 		}
 		d.Entry.TenantID, d.Entry.IncidentID = r.TenantID, r.IncidentID
-		return insertTimeline(tx, &d.Entry)
+		return models.InsertTimeline(tx, &d.Entry)
 	})
 }
 
 // BeginRemediation moves an approved remediation to executing, records who
 // executed it, and moves its incident to remediating (unless resolved), with a
 // timeline entry, in one transaction. Repeating it is a no-op.
-func (s *Store) BeginRemediation(ctx context.Context, tenantID, id, actor string, at time.Time, e TimelineEntry) error {
+func (s *Store) BeginRemediation(ctx context.Context, tenantID, id, actor string, at time.Time, e models.TimelineEntry) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r, err := firstRow[Remediation](tx.Where("tenant_id = ? AND id = ?", tenantID, id))
+		r, err := models.FirstRow[Remediation](tx.Where("tenant_id = ? AND id = ?", tenantID, id))
 		if err != nil {
 			return err
 		}
-		if r.Status != RemediationApproved {
+		if r.Status != Approved {
 			if r.ExecutedAt != nil {
 				return nil
 			}
@@ -355,15 +369,15 @@ func (s *Store) BeginRemediation(ctx context.Context, tenantID, id, actor string
 		}
 		at = at.UTC()
 		if err := tx.Model(&Remediation{}).Where("id = ?", id).
-			Updates(map[string]any{"status": RemediationExecuting, "executed_by": actor, "executed_at": at}).Error; err != nil {
+			Updates(map[string]any{"status": Executing, "executed_by": actor, "executed_at": at}).Error; err != nil {
 			return err
 		}
-		if err := tx.Model(&Incident{}).Where("id = ? AND status <> ?", r.IncidentID, StatusResolved).
-			Updates(map[string]any{"status": StatusRemediating, "updated_at": at}).Error; err != nil {
+		if err := tx.Model(&models.Incident{}).Where("id = ? AND status <> ?", r.IncidentID, models.StatusResolved).
+			Updates(map[string]any{"status": models.StatusRemediating, "updated_at": at}).Error; err != nil {
 			return err
 		}
 		e.TenantID, e.IncidentID = r.TenantID, r.IncidentID
-		return insertTimeline(tx, &e)
+		return models.InsertTimeline(tx, &e)
 	})
 }
 
@@ -372,7 +386,7 @@ func (s *Store) BeginRemediation(ctx context.Context, tenantID, id, actor string
 func (s *Store) StartStep(ctx context.Context, remediationID string, index int, at time.Time) (*RemediationStep, error) {
 	var before *RemediationStep
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		st, err := firstRow[RemediationStep](tx.Where("remediation_id = ? AND step_index = ?", remediationID, index))
+		st, err := models.FirstRow[RemediationStep](tx.Where("remediation_id = ? AND step_index = ?", remediationID, index))
 		if err != nil {
 			return err
 		}
@@ -415,11 +429,11 @@ func (s *Store) CompleteStep(ctx context.Context, remediationID string, index in
 type RemediationOutcome struct {
 	TenantID      string
 	RemediationID string
-	Status        string // RemediationCompleted or RemediationFailed
+	Status        string // Completed or Failed
 	FailedStep    int
 	Reason        string
 	At            time.Time
-	Entry         TimelineEntry
+	Entry         models.TimelineEntry
 }
 
 // FinishRemediation records the end of an execution in one transaction: the
@@ -428,11 +442,11 @@ type RemediationOutcome struct {
 // remediation no longer executing is left as it is.
 func (s *Store) FinishRemediation(ctx context.Context, o RemediationOutcome) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r, err := firstRow[Remediation](tx.Where("tenant_id = ? AND id = ?", o.TenantID, o.RemediationID))
+		r, err := models.FirstRow[Remediation](tx.Where("tenant_id = ? AND id = ?", o.TenantID, o.RemediationID))
 		if err != nil {
 			return err
 		}
-		if r.Status != RemediationExecuting {
+		if r.Status != Executing {
 			return nil
 		}
 		at := o.At.UTC()
@@ -454,22 +468,22 @@ func (s *Store) FinishRemediation(ctx context.Context, o RemediationOutcome) err
 		if err != nil {
 			return err
 		}
-		kind := EventRemediationCompleted
-		if o.Status != RemediationCompleted {
-			kind = EventRemediationFailed
+		kind := models.EventRemediationCompleted
+		if o.Status != Completed {
+			kind = models.EventRemediationFailed
 		}
-		evt := OutboxEvent{ID: EventID(r.ID, kind), TenantID: r.TenantID, Type: kind, Payload: string(payload), CreatedAt: at}
+		evt := models.OutboxEvent{ID: models.EventID(r.ID, kind), TenantID: r.TenantID, Type: kind, Payload: string(payload), CreatedAt: at}
 		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&evt).Error; err != nil {
 			return err
 		}
 		o.Entry.TenantID, o.Entry.IncidentID = r.TenantID, r.IncidentID
-		return insertTimeline(tx, &o.Entry)
+		return models.InsertTimeline(tx, &o.Entry)
 	})
 }
 
 // RemediationView is the public shape of a remediation (plus who decided
 // what and when). The API answers with it and remediation.* events carry it, so
-// the two never disagree. Step params are shown through RedactParams: an
+// the two never disagree. Step params are shown through models.RedactParams: an
 // approver must see what a step does but not the credentials it carries.
 type RemediationView struct {
 	RemediationID   string     `json:"remediationId"`
@@ -510,13 +524,13 @@ func (r *Remediation) View() RemediationView {
 	v := RemediationView{
 		RemediationID: r.ID, IncidentID: r.IncidentID, InvestigationID: r.InvestigationID, RunbookID: r.RunbookID,
 		Status: r.Status, Description: r.Description, PlanHash: r.PlanHash, Steps: make([]StepView, len(r.Steps)),
-		ApprovedBy: r.ApprovedBy, ApprovedAt: utcPtr(r.ApprovedAt), ExecutedBy: r.ExecutedBy, ExecutedAt: utcPtr(r.ExecutedAt),
-		RejectedBy: r.RejectedBy, RejectedAt: utcPtr(r.RejectedAt), RejectReason: r.RejectReason,
-		CompletedAt: utcPtr(r.CompletedAt), FailureReason: RedactText(r.FailureReason), CreatedAt: r.CreatedAt.UTC(),
+		ApprovedBy: r.ApprovedBy, ApprovedAt: models.UTCPtr(r.ApprovedAt), ExecutedBy: r.ExecutedBy, ExecutedAt: models.UTCPtr(r.ExecutedAt),
+		RejectedBy: r.RejectedBy, RejectedAt: models.UTCPtr(r.RejectedAt), RejectReason: r.RejectReason,
+		CompletedAt: models.UTCPtr(r.CompletedAt), FailureReason: models.RedactText(r.FailureReason), CreatedAt: r.CreatedAt.UTC(),
 	}
 	for i, s := range r.Steps {
 		v.Steps[i] = StepView{Index: s.Index, Type: s.Type, Status: s.Status, Description: s.Description,
-			Params: RedactParams(s.Params), Error: RedactText(s.Error), Attempts: s.Attempts, StartedAt: utcPtr(s.StartedAt), CompletedAt: utcPtr(s.CompletedAt)}
+			Params: models.RedactParams(s.Params), Error: models.RedactText(s.Error), Attempts: s.Attempts, StartedAt: models.UTCPtr(s.StartedAt), CompletedAt: models.UTCPtr(s.CompletedAt)}
 	}
 	return v
 }

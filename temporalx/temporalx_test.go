@@ -1,4 +1,4 @@
-package service
+package temporalx
 
 import (
 	"errors"
@@ -8,15 +8,15 @@ import (
 )
 
 // TestForEachConcurrentlyIsBounded shows a sweep page runs in parallel but
-// never more than sweepConcurrency at once, and that failures are counted
+// never more than SweepConcurrency at once, and that failures are counted
 // apart from successes.
 func TestForEachConcurrentlyIsBounded(t *testing.T) {
-	items := make([]int, 5*sweepConcurrency)
+	items := make([]int, 5*SweepConcurrency)
 	for i := range items {
 		items[i] = i
 	}
 	var running, peak atomic.Int32
-	n, err := forEachConcurrently(items, func(i *int) error {
+	n, err := ForEachConcurrently(items, func(i *int) error {
 		cur := running.Add(1)
 		defer running.Add(-1)
 		for {
@@ -34,7 +34,7 @@ func TestForEachConcurrentlyIsBounded(t *testing.T) {
 	if want := len(items) - len(items)/10; n != want || err == nil {
 		t.Fatalf("succeeded %d (%v), want %d and an error", n, err, want)
 	}
-	if p := peak.Load(); p < 2 || p > sweepConcurrency {
-		t.Fatalf("peak concurrency %d, want 2..%d", p, sweepConcurrency)
+	if p := peak.Load(); p < 2 || p > SweepConcurrency {
+		t.Fatalf("peak concurrency %d, want 2..%d", p, SweepConcurrency)
 	}
 }

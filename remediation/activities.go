@@ -1,10 +1,11 @@
-package activities
+package remediation
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -12,7 +13,25 @@ import (
 
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
+
+// Activities are the remediation's side effects: proposals, decisions, the
+// steps themselves and the outcome. Each is idempotent, keyed by the
+// remediation and the step, so a retry after a crash changes nothing twice.
+type Activities struct {
+	// Kernel reads incidents and writes their timeline.
+	Kernel *models.Store
+	// Store holds runbooks, remediations and their steps.
+	Store *Store
+	// Egress is the SSRF-guarded client (package egress) every step request
+	// to a tenant-supplied URL goes through.
+	Egress *http.Client
+	// SQLTargets are the databases sql_migration steps may change, by name,
+	// and which tenants may use each, so runbooks never carry connection
+	// strings and a tenant reaches only the databases named for it.
+	SQLTargets SQLTargets
+}
 
 // Registered names of the remediation activities.
 const (
@@ -23,9 +42,10 @@ const (
 	NameFinishRemediation   = "FinishRemediation"
 )
 
-// ErrTypeInvalidStatus marks a remediation write refused because the row is in
-// another state; it means the workflow and the database disagree, which no
-// retry fixes.
+// ErrTypeInvalidStatus marks a move refused because the remediation is in
+// another state: an update's validator refusing a second decision (the service
+// answers invalid_status), or a write the database refuses because the
+// workflow and the database disagree, which no retry fixes.
 const ErrTypeInvalidStatus = "RemediationInvalidStatus"
 
 // StepRef is what a workflow needs to know of a step to schedule it: its place
@@ -65,9 +85,9 @@ type ProposeOutput struct {
 // attempt wrote too. A runbook whose templates do not render for this incident
 // is skipped with a timeline entry saying why.
 func (a *Activities) ProposeRemediations(ctx context.Context, in ProposeInput) (ProposeOutput, error) {
-	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
+	inc, err := a.Kernel.GetIncident(ctx, in.TenantID, in.IncidentID)
 	if err != nil {
-		return ProposeOutput{}, classify(err)
+		return ProposeOutput{}, temporalx.Classify(err)
 	}
 	books, err := a.Store.Runbooks(ctx, in.TenantID)
 	if err != nil {
@@ -75,22 +95,22 @@ func (a *Activities) ProposeRemediations(ctx context.Context, in ProposeInput) (
 	}
 	data := TemplateData{Service: inc.Service, Environment: inc.Environment, IncidentID: inc.ID, Tags: inc.Tags}
 	at := in.At.UTC()
-	var rems []models.Remediation
+	var rems []Remediation
 	var entries []models.TimelineEntry
 	for i := range books {
 		rb := &books[i]
 		if !rb.Matches(in.Category, inc.Service) {
 			continue
 		}
-		id := models.RemediationID(in.InvestigationID, rb.ID)
+		id := RemediationID(in.InvestigationID, rb.ID)
 		steps, err := a.renderSteps(id, rb, data)
 		entry := models.TimelineEntry{TenantID: inc.TenantID, IncidentID: inc.ID, At: at, Actor: "causeway",
 			Kind: "remediation_proposed", DedupKey: "remediation/" + id + "/proposed",
 			Message: fmt.Sprintf("Remediation %s proposed from runbook %q; awaiting approval", id, rb.Name)}
 		if err != nil {
 			entry.Kind, entry.DedupKey = "remediation_skipped", "remediation/"+id+"/skipped"
-			entry.Message = fmt.Sprintf("Runbook %q matched but was not proposed: %s", rb.Name, models.RedactText(shorten(err.Error())))
-			if err := a.Store.AddTimeline(ctx, &entry); err != nil {
+			entry.Message = fmt.Sprintf("Runbook %q matched but was not proposed: %s", rb.Name, models.RedactText(temporalx.Reason(err.Error())))
+			if err := a.Kernel.AddTimeline(ctx, &entry); err != nil {
 				return ProposeOutput{}, err
 			}
 			continue
@@ -99,8 +119,8 @@ func (a *Activities) ProposeRemediations(ctx context.Context, in ProposeInput) (
 		if rb.Description != "" {
 			desc += ": " + rb.Description
 		}
-		rems = append(rems, models.Remediation{ID: id, TenantID: inc.TenantID, IncidentID: inc.ID, InvestigationID: in.InvestigationID,
-			RunbookID: rb.ID, Description: desc, Status: models.RemediationAwaitingApproval, PlanHash: models.PlanHash(steps),
+		rems = append(rems, Remediation{ID: id, TenantID: inc.TenantID, IncidentID: inc.ID, InvestigationID: in.InvestigationID,
+			RunbookID: rb.ID, Description: desc, Status: AwaitingApproval, PlanHash: PlanHash(steps),
 			CreatedAt: at, Steps: steps})
 		entries = append(entries, entry)
 	}
@@ -126,8 +146,8 @@ func (a *Activities) ProposeRemediations(ctx context.Context, in ProposeInput) (
 // against the executors once more, now with every value known: the tenant may
 // have lost a SQL target since, and an alert may carry values no step can use.
 // The rendered plan must stay within MaxPlanBytes.
-func (a *Activities) renderSteps(remID string, rb *models.Runbook, data TemplateData) ([]models.RemediationStep, error) {
-	steps := make([]models.RemediationStep, len(rb.Steps))
+func (a *Activities) renderSteps(remID string, rb *Runbook, data TemplateData) ([]RemediationStep, error) {
+	steps := make([]RemediationStep, len(rb.Steps))
 	env := checkEnv{targets: a.SQLTargets, tenantID: rb.TenantID}
 	size := 0
 	for i, s := range rb.Steps {
@@ -146,8 +166,8 @@ func (a *Activities) renderSteps(remID string, rb *models.Runbook, data Template
 		if size += len(b) + len(s.Description); size > MaxPlanBytes {
 			return nil, fmt.Errorf("the rendered plan exceeds %d bytes", MaxPlanBytes)
 		}
-		steps[i] = models.RemediationStep{RemediationID: remID, Index: i, Type: s.Type, Description: s.Description,
-			Params: params, Status: models.StepPending}
+		steps[i] = RemediationStep{RemediationID: remID, Index: i, Type: s.Type, Description: s.Description,
+			Params: params, Status: StepPending}
 	}
 	return steps, nil
 }
@@ -156,8 +176,8 @@ func (a *Activities) renderSteps(remID string, rb *models.Runbook, data Template
 type DecisionInput struct {
 	TenantID      string
 	RemediationID string
-	Status        string // models.RemediationApproved or models.RemediationRejected
-	From          string // see models.Decision
+	Status        string // Approved or Rejected
+	From          string // see Decision
 	Actor         string
 	Reason        string
 	At            time.Time
@@ -168,10 +188,10 @@ type DecisionInput struct {
 // DecideRemediation writes a decision and its timeline entry in one transaction.
 func (a *Activities) DecideRemediation(ctx context.Context, in DecisionInput) error {
 	kind := "remediation_approved"
-	if in.Status == models.RemediationRejected {
+	if in.Status == Rejected {
 		kind = "remediation_rejected"
 	}
-	err := a.Store.DecideRemediation(ctx, models.Decision{
+	err := a.Store.DecideRemediation(ctx, Decision{
 		TenantID: in.TenantID, RemediationID: in.RemediationID, Status: in.Status, From: in.From, Actor: in.Actor, Reason: in.Reason, At: in.At,
 		Entry: models.TimelineEntry{At: in.At.UTC(), Kind: kind, Message: in.Message, Actor: in.Actor, DedupKey: in.DedupKey},
 	})
@@ -217,10 +237,6 @@ const outcomeUnknown = "an earlier attempt sent this request and its outcome is 
 	"before it was recorded); check the target, then run the change again if it is still needed. Steps whose target " +
 	"honours Idempotency-Key can declare idempotent: true to be re-sent instead"
 
-// StepHeartbeat is how often a running step reports that its worker is alive;
-// the step presets' heartbeat timeout is a few times longer.
-const StepHeartbeat = 2 * time.Second
-
 // RunRemediationStep runs one step with its stored, rendered params: it marks the
 // step running (counting the attempt), runs the executor while heartbeating,
 // then marks it completed. A step already completed is not run again; a failure
@@ -235,9 +251,9 @@ func (a *Activities) RunRemediationStep(ctx context.Context, in StepInput) error
 	now := time.Now()
 	before, err := a.Store.StartStep(ctx, in.RemediationID, in.Index, now)
 	if err != nil {
-		return classify(err)
+		return temporalx.Classify(err)
 	}
-	if before.Status == models.StepCompleted {
+	if before.Status == StepCompleted {
 		return nil
 	}
 	started := now
@@ -266,7 +282,7 @@ func (a *Activities) RunRemediationStep(ctx context.Context, in StepInput) error
 	}
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go heartbeat(hctx)
+	go temporalx.Heartbeat(hctx)
 	if err := ex.run(ctx, a, call); err != nil {
 		activity.GetLogger(ctx).Warn("remediation step failed", "tenant_id", in.TenantID, "remediation_id", in.RemediationID, "step", in.Index, "error", err)
 		metrics.ObserveRemediationStep(before.Type, stepOutcome(err))
@@ -308,25 +324,6 @@ func stepStarted(ctx context.Context) time.Time {
 	return time.Now()
 }
 
-func heartbeat(ctx context.Context) {
-	t := time.NewTicker(StepHeartbeat)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		// The heartbeat timeout counts from the start, so the first beat is due
-		// one interval in; a run that ended meanwhile sends none (the SDK logs a
-		// warning for every heartbeat after the end).
-		if ctx.Err() != nil {
-			return
-		}
-		activity.RecordHeartbeat(ctx)
-	}
-}
-
 // FinishRemediationInput ends an execution; FailedStep is -1 on success.
 type FinishRemediationInput struct {
 	TenantID      string
@@ -342,7 +339,7 @@ type FinishRemediationInput struct {
 // FinishRemediation records the outcome, the failed step, the remediation.*
 // outbox event and the timeline entry in one transaction.
 func (a *Activities) FinishRemediation(ctx context.Context, in FinishRemediationInput) error {
-	return classify(a.Store.FinishRemediation(ctx, models.RemediationOutcome{
+	return temporalx.Classify(a.Store.FinishRemediation(ctx, RemediationOutcome{
 		TenantID: in.TenantID, RemediationID: in.RemediationID, Status: in.Status, FailedStep: in.FailedStep,
 		Reason: in.Reason, At: in.At,
 		Entry: models.TimelineEntry{At: in.At.UTC(), Kind: "remediation_" + in.Status, Message: in.Message,
@@ -351,8 +348,8 @@ func (a *Activities) FinishRemediation(ctx context.Context, in FinishRemediation
 }
 
 func classifyRemediation(err error) error {
-	if errors.Is(err, models.ErrInvalidStatus) {
+	if errors.Is(err, ErrInvalidStatus) {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidStatus, err)
 	}
-	return classify(err)
+	return temporalx.Classify(err)
 }

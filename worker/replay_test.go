@@ -1,22 +1,31 @@
-package workflows
+package worker
 
 import (
 	"path/filepath"
 	"testing"
 
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/sdk/activity"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/remediation"
+	"github.com/causeway/causeway/workflows"
 )
+
+// replayRegistry lets a replayer take the worker's own registrations, so the
+// replay runs exactly the workflows the worker runs under the names it runs
+// them; replays execute no activities, so those are dropped.
+type replayRegistry struct{ sdkworker.WorkflowReplayer }
+
+func (replayRegistry) RegisterActivityWithOptions(any, activity.RegisterOptions) {}
 
 // TestReplayRecordedHistories replays histories recorded on a real server (by the
 // e2e suite with CAUSEWAY_WRITE_HISTORIES=1) against today's code: a change to a
 // workflow's command sequence that is not behind workflow.GetVersion fails here.
 func TestReplayRecordedHistories(t *testing.T) {
-	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(IncidentWorkflow, workflow.RegisterOptions{Name: IncidentWorkflowName})
-	r.RegisterWorkflowWithOptions(InvestigationWorkflow, workflow.RegisterOptions{Name: InvestigationWorkflowName})
-	r.RegisterWorkflowWithOptions(AgentWorkflow, workflow.RegisterOptions{Name: AgentWorkflowName})
-	r.RegisterWorkflowWithOptions(RemediationWorkflow, workflow.RegisterOptions{Name: RemediationWorkflowName})
+	r := sdkworker.NewWorkflowReplayer()
+	workflows.Register(replayRegistry{r}, &activities.Activities{})
+	remediation.Register(replayRegistry{r}, &remediation.Activities{})
 	for _, name := range []string{
 		"incident.json", "investigation.json", "remediation.json",
 		// Recorded with only one of versionGather and versionSearchAttributes

@@ -1,4 +1,4 @@
-package activities_test
+package remediation_test
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/internal/testdb"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
 )
 
 // counter is a target that records every request's Idempotency-Key and
@@ -55,32 +55,32 @@ func oneStep(t *testing.T, store *models.Store, typ string, params map[string]an
 		t.Fatal(err)
 	}
 	remID := models.NewID("rem")
-	rem := models.Remediation{ID: remID, TenantID: ten.ID, IncidentID: "inc_x", InvestigationID: "inv_x", RunbookID: "rb_x",
-		Description: "d", Status: models.RemediationExecuting, PlanHash: "h", CreatedAt: now,
-		Steps: []models.RemediationStep{{RemediationID: remID, Index: 0, Type: typ, Description: "call", Params: params, Status: models.StepPending}}}
-	if err := store.ProposeRemediations(ctx, []models.Remediation{rem}, []models.TimelineEntry{{TenantID: ten.ID, IncidentID: "inc_x", At: now,
+	rem := remediation.Remediation{ID: remID, TenantID: ten.ID, IncidentID: "inc_x", InvestigationID: "inv_x", RunbookID: "rb_x",
+		Description: "d", Status: remediation.Executing, PlanHash: "h", CreatedAt: now,
+		Steps: []remediation.RemediationStep{{RemediationID: remID, Index: 0, Type: typ, Description: "call", Params: params, Status: remediation.StepPending}}}
+	if err := remediation.NewStore(store.DB()).ProposeRemediations(ctx, []remediation.Remediation{rem}, []models.TimelineEntry{{TenantID: ten.ID, IncidentID: "inc_x", At: now,
 		Kind: "remediation_proposed", Message: "m", Actor: "causeway", DedupKey: remID + "/proposed"}}); err != nil {
 		t.Fatal(err)
 	}
 	return remID
 }
 
-func runStep(t *testing.T, a *activities.Activities, remID string) error {
+func runStep(t *testing.T, a *remediation.Activities, remID string) error {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(a)
-	_, err := env.ExecuteActivity(a.RunRemediationStep, activities.StepInput{RemediationID: remID, Index: 0, Type: "http",
+	_, err := env.ExecuteActivity(a.RunRemediationStep, remediation.StepInput{RemediationID: remID, Index: 0, Type: "http",
 		IdempotencyKey: "remediation/" + remID + "/step/0"})
 	return err
 }
 
-func stepAPI(t *testing.T, h http.Handler) (*httptest.Server, *activities.Activities, *models.Store) {
+func stepAPI(t *testing.T, h http.Handler) (*httptest.Server, *remediation.Activities, *models.Store) {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	store := testdb.Open(t)
-	a := &activities.Activities{Store: store, Egress: egress.NewClient(egress.Options{AllowAddrs: []netip.AddrPort{netip.MustParseAddrPort(srv.Listener.Addr().String())}})}
+	a := &remediation.Activities{Kernel: store, Store: remediation.NewStore(store.DB()), Egress: egress.NewClient(egress.Options{AllowAddrs: []netip.AddrPort{netip.MustParseAddrPort(srv.Listener.Addr().String())}})}
 	return srv, a, store
 }
 
@@ -98,23 +98,23 @@ func TestDispatchedStepIsNotSentTwice(t *testing.T) {
 	remID := oneStep(t, store, "http", map[string]any{"method": "POST", "url": srv.URL + "/scale"})
 	// An earlier attempt got as far as sending: its worker died before the
 	// answer was recorded.
-	if _, err := store.StartStep(ctx, remID, 0, time.Now()); err != nil {
+	if _, err := remediation.NewStore(store.DB()).StartStep(ctx, remID, 0, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.MarkStepDispatched(ctx, remID, 0, time.Now()); err != nil {
+	if err := remediation.NewStore(store.DB()).MarkStepDispatched(ctx, remID, 0, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	err := runStep(t, a, remID)
 	var app *temporal.ApplicationError
-	if !errors.As(err, &app) || !app.NonRetryable() || app.Type() != activities.ErrTypeStepOutcomeUnknown {
-		t.Fatalf("retry of a dispatched step: %v, want a non-retryable %s", err, activities.ErrTypeStepOutcomeUnknown)
+	if !errors.As(err, &app) || !app.NonRetryable() || app.Type() != remediation.ErrTypeStepOutcomeUnknown {
+		t.Fatalf("retry of a dispatched step: %v, want a non-retryable %s", err, remediation.ErrTypeStepOutcomeUnknown)
 	}
 	if n := len(target.seen()); n != 0 {
 		t.Fatalf("target received %d requests on the retry, want none", n)
 	}
 
 	idem := oneStep(t, store, "http", map[string]any{"method": "POST", "url": srv.URL + "/scale", "idempotent": true})
-	if err := store.MarkStepDispatched(ctx, idem, 0, time.Now()); err != nil {
+	if err := remediation.NewStore(store.DB()).MarkStepDispatched(ctx, idem, 0, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if err := runStep(t, a, idem); err != nil {
@@ -134,7 +134,7 @@ func TestStepRecordsDispatchBeforeSending(t *testing.T) {
 	recorded := make(chan bool, 4)
 	target := &counter{script: []int{http.StatusServiceUnavailable}}
 	srv, a, s := stepAPI(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var rows []models.RemediationStep
+		var rows []remediation.RemediationStep
 		store.DB().Where("remediation_id = ?", remID).Find(&rows)
 		recorded <- len(rows) == 1 && rows[0].DispatchedAt != nil
 		target.ServeHTTP(w, r)

@@ -1,4 +1,4 @@
-package activities
+package remediation
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/internal/testdb"
 	"github.com/causeway/causeway/internal/testenv"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // TestExecutorsRefuseHostileURLs shows the http, verification and rollback
@@ -234,12 +235,12 @@ func TestHTTPStepRetryAfterDate(t *testing.T) {
 // boundary, so the database never receives invalid UTF-8.
 func TestShortenKeepsValidUTF8(t *testing.T) {
 	for _, s := range []string{strings.Repeat("é", 400), "x" + strings.Repeat("日本", 200), strings.Repeat("🙂", 100)} {
-		got := shorten(s)
+		got := temporalx.Reason(s)
 		if !utf8.ValidString(got) || !strings.HasSuffix(got, "…") || len(got) > 300+len("…") {
-			t.Errorf("shorten(%d bytes) = %d bytes, valid %v", len(s), len(got), utf8.ValidString(got))
+			t.Errorf("temporalx.Reason(%d bytes) = %d bytes, valid %v", len(s), len(got), utf8.ValidString(got))
 		}
 	}
-	if shorten("short ✓") != "short ✓" {
+	if temporalx.Reason("short ✓") != "short ✓" {
 		t.Error("short text changed")
 	}
 }

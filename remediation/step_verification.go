@@ -1,4 +1,4 @@
-package activities
+package remediation
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/causeway/causeway/temporalx"
 	"go.temporal.io/sdk/temporal"
 )
 
@@ -95,6 +96,6 @@ func (s verificationStep) run(ctx context.Context, a *Activities, c stepCall) er
 			return ctx.Err()
 		}
 	}
-	msg := fmt.Sprintf("verification of %s failed after %d probes: %s", vp.URL, vp.Retries+1, shorten(last.Error()))
+	msg := fmt.Sprintf("verification of %s failed after %d probes: %s", vp.URL, vp.Retries+1, temporalx.Reason(last.Error()))
 	return temporal.NewNonRetryableApplicationError(msg, ErrTypeVerificationFailed, last)
 }

@@ -1,4 +1,4 @@
-package activities
+package remediation
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // Step types: the only kinds of step a runbook, and so a remediation, may hold.
@@ -303,7 +304,7 @@ func badParams(err error) error {
 
 // stepReason is an error's text fit for a step's error: short, with the
 // credentials in any URL it quotes masked.
-func stepReason(err error) string { return models.RedactText(shorten(err.Error())) }
+func stepReason(err error) string { return models.RedactText(temporalx.Reason(err.Error())) }
 
 // classifyTransport turns a failed request into Temporal's retry decision: a
 // destination refused by the egress policy is final, anything else on the wire

@@ -1,26 +1,24 @@
-package workflows
+package remediation
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/causeway/causeway/temporalx"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/causeway/causeway/activities"
-	"github.com/causeway/causeway/models"
 )
 
-// RemediationWorkflow owns one proposed remediation: it waits for an approval or
+// Workflow owns one proposed remediation: it waits for an approval or
 // a rejection (expiring as rejected after the approval timeout), then for
 // execute, then runs the steps in order, each an activity with its type's
 // timeout and retry policy. A failed step stops the run; later steps stay
 // pending. Decisions and execute are updates whose validators refuse anything
 // but the one legal move, so of two concurrent approvals exactly one wins. Its ID
-// is RemediationWorkflowID(remediation id).
-func RemediationWorkflow(ctx workflow.Context, in RemediationInput) (RemediationState, error) {
+// is WorkflowID(remediation id).
+func Workflow(ctx workflow.Context, in Input) (State, error) {
 	w := &remediation{in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID,
-		state: RemediationState{RemediationID: in.RemediationID, Status: models.RemediationAwaitingApproval, FailedStep: -1}}
+		state: State{RemediationID: in.RemediationID, Status: AwaitingApproval, FailedStep: -1}}
 	if w.in.ApprovalTimeout <= 0 {
 		w.in.ApprovalTimeout = DefaultApprovalTimeout
 	}
@@ -34,48 +32,48 @@ func RemediationWorkflow(ctx workflow.Context, in RemediationInput) (Remediation
 }
 
 type remediation struct {
-	in    RemediationInput
+	in    Input
 	id    string
-	state RemediationState
+	state State
 	begun bool // execution is recorded in the database; steps may run
 }
 
 func (w *remediation) setup(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, QueryRemediationState, func() (RemediationState, error) { return w.state, nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, QueryState, func() (State, error) { return w.state, nil }); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApproveRemediation, w.approve, workflow.UpdateHandlerOptions{
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateApprove, w.approve, workflow.UpdateHandlerOptions{
 		Validator: func(ctx workflow.Context, req ApproveRequest) error { return w.canApprove(req) },
 	}); err != nil {
 		return err
 	}
-	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateRejectRemediation, w.reject, workflow.UpdateHandlerOptions{
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateReject, w.reject, workflow.UpdateHandlerOptions{
 		Validator: func(ctx workflow.Context, req RejectRequest) error {
-			return w.expect(models.RemediationAwaitingApproval)
+			return w.expect(AwaitingApproval)
 		},
 	}); err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateExecuteRemediation, w.execute, workflow.UpdateHandlerOptions{
-		Validator: func(ctx workflow.Context, req ExecuteRequest) error { return w.expect(models.RemediationApproved) },
+	return workflow.SetUpdateHandlerWithOptions(ctx, UpdateExecute, w.execute, workflow.UpdateHandlerOptions{
+		Validator: func(ctx workflow.Context, req ExecuteRequest) error { return w.expect(Approved) },
 	})
 }
 
-func (w *remediation) run(ctx workflow.Context) (RemediationState, error) {
+func (w *remediation) run(ctx workflow.Context) (State, error) {
 	// Wait for a person to decide; an unanswered proposal expires as rejected.
 	decided, err := workflow.AwaitWithTimeout(ctx, w.in.ApprovalTimeout, func() bool {
-		return w.state.Status != models.RemediationAwaitingApproval
+		return w.state.Status != AwaitingApproval
 	})
 	if err != nil {
 		return w.state, err
 	}
 	if !decided {
 		reason := fmt.Sprintf("no decision within %s; the proposal expired", w.in.ApprovalTimeout)
-		if _, err := w.decide(ctx, models.RemediationRejected, "causeway", reason); err != nil {
+		if _, err := w.decide(ctx, Rejected, "causeway", reason); err != nil {
 			return w.state, err
 		}
 	}
-	if w.state.Status != models.RemediationRejected {
+	if w.state.Status != Rejected {
 		// Approved: wait for execute, and for the execution to be recorded.
 		begun, err := w.awaitExecute(ctx)
 		if err != nil {
@@ -104,14 +102,14 @@ func (w *remediation) awaitExecute(ctx workflow.Context) (bool, error) {
 	}
 	// An execute already claimed (its activity in flight) settles first: it
 	// either begins the run or hands the approval back.
-	if err := workflow.Await(ctx, func() bool { return w.begun || w.state.Status == models.RemediationApproved }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return w.begun || w.state.Status == Approved }); err != nil {
 		return false, err
 	}
 	if w.begun {
 		return true, nil
 	}
 	reason := fmt.Sprintf("approved by %s but not executed within %s; the approval expired", w.state.ApprovedBy, w.in.ExecuteTimeout)
-	_, err = w.decideFrom(ctx, models.RemediationApproved, models.RemediationRejected, "causeway", reason)
+	_, err = w.decideFrom(ctx, Approved, Rejected, "causeway", reason)
 	return false, err
 }
 
@@ -121,25 +119,25 @@ const versionApprovalExpiry = "approval-expiry"
 // runSteps runs the steps in order and records the outcome; the first failure
 // stops the run.
 func (w *remediation) runSteps(ctx workflow.Context) error {
-	status, reason := models.RemediationCompleted, ""
+	status, reason := Completed, ""
 	for _, s := range w.in.Steps {
-		err := workflow.ExecuteActivity(withStepOptions(ctx, s.Type), activities.NameRunRemediationStep, activities.StepInput{
+		err := workflow.ExecuteActivity(withStepOptions(ctx, s.Type), NameRunRemediationStep, StepInput{
 			TenantID: w.in.TenantID, RemediationID: w.in.RemediationID, Index: s.Index, Type: s.Type,
 			IdempotencyKey: StepIdempotencyKey(w.id, s.Index),
 		}).Get(ctx, nil)
 		if err != nil {
-			status, reason = models.RemediationFailed, fmt.Sprintf("step %d (%s) failed: %s", s.Index, s.Type, stepFailure(err))
+			status, reason = Failed, fmt.Sprintf("step %d (%s) failed: %s", s.Index, s.Type, stepFailure(err))
 			w.state.FailedStep = s.Index
 			break
 		}
 	}
 	msg := fmt.Sprintf("Remediation %s completed: %d steps succeeded", w.in.RemediationID, len(w.in.Steps))
-	if status == models.RemediationFailed {
+	if status == Failed {
 		msg = fmt.Sprintf("Remediation %s failed: %s", w.in.RemediationID, reason)
 	}
-	err := workflow.ExecuteActivity(withStoreOptions(ctx), activities.NameFinishRemediation, activities.FinishRemediationInput{
+	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), NameFinishRemediation, FinishRemediationInput{
 		TenantID: w.in.TenantID, RemediationID: w.in.RemediationID, Status: status, FailedStep: w.state.FailedStep,
-		Reason: reason, At: workflow.Now(ctx), Message: msg, DedupKey: timelineKey(w.id, "finished"),
+		Reason: reason, At: workflow.Now(ctx), Message: msg, DedupKey: temporalx.TimelineKey(w.id, "finished"),
 	}).Get(ctx, nil)
 	if err != nil {
 		return err
@@ -154,7 +152,7 @@ func stepFailure(err error) string {
 	if errors.As(err, &app) {
 		return fmt.Sprintf("%s (%s)", app.Message(), app.Type())
 	}
-	if isTimeout(err) {
+	if temporalx.IsTimeout(err) {
 		return "step timed out"
 	}
 	return "step failed"
@@ -163,7 +161,7 @@ func stepFailure(err error) string {
 // expect refuses an update unless the remediation is in status.
 func (w *remediation) expect(status string) error {
 	if w.state.Status != status {
-		return temporal.NewApplicationError(fmt.Sprintf("remediation is %s, not %s", w.state.Status, status), ErrTypeRemediationInvalidStatus)
+		return temporal.NewApplicationError(fmt.Sprintf("remediation is %s, not %s", w.state.Status, status), ErrTypeInvalidStatus)
 	}
 	return nil
 }
@@ -171,11 +169,11 @@ func (w *remediation) expect(status string) error {
 // canApprove also binds the approval to the plan: a request naming another plan
 // hash than the one proposed is refused.
 func (w *remediation) canApprove(req ApproveRequest) error {
-	if err := w.expect(models.RemediationAwaitingApproval); err != nil {
+	if err := w.expect(AwaitingApproval); err != nil {
 		return err
 	}
 	if req.PlanHash != w.in.PlanHash {
-		return temporal.NewApplicationError("the plan changed since it was shown; reload and review it", ErrTypeRemediationPlanChanged)
+		return temporal.NewApplicationError("the plan changed since it was shown; reload and review it", ErrTypePlanChanged)
 	}
 	return nil
 }
@@ -183,49 +181,49 @@ func (w *remediation) canApprove(req ApproveRequest) error {
 // approve and the other handlers check again (validators of updates delivered
 // together all run before any handler) and claim the new status before their
 // activity runs, so a concurrent second request is refused.
-func (w *remediation) approve(ctx workflow.Context, req ApproveRequest) (RemediationState, error) {
+func (w *remediation) approve(ctx workflow.Context, req ApproveRequest) (State, error) {
 	if err := w.canApprove(req); err != nil {
 		return w.state, err
 	}
 	w.state.ApprovedBy = req.Actor
-	return w.decide(ctx, models.RemediationApproved, req.Actor, "")
+	return w.decide(ctx, Approved, req.Actor, "")
 }
 
-func (w *remediation) reject(ctx workflow.Context, req RejectRequest) (RemediationState, error) {
-	if err := w.expect(models.RemediationAwaitingApproval); err != nil {
+func (w *remediation) reject(ctx workflow.Context, req RejectRequest) (State, error) {
+	if err := w.expect(AwaitingApproval); err != nil {
 		return w.state, err
 	}
-	return w.decide(ctx, models.RemediationRejected, req.Actor, req.Reason)
+	return w.decide(ctx, Rejected, req.Actor, req.Reason)
 }
 
 // decide records an approval or rejection (a person's, or the expiry's) of a
 // proposal awaiting approval.
-func (w *remediation) decide(ctx workflow.Context, status, actor, reason string) (RemediationState, error) {
+func (w *remediation) decide(ctx workflow.Context, status, actor, reason string) (State, error) {
 	return w.decideFrom(ctx, "", status, actor, reason)
 }
 
 // decideFrom records a decision on the remediation in status from (empty for a
-// proposal awaiting approval, see models.Decision).
-func (w *remediation) decideFrom(ctx workflow.Context, from, status, actor, reason string) (RemediationState, error) {
+// proposal awaiting approval, see Decision).
+func (w *remediation) decideFrom(ctx workflow.Context, from, status, actor, reason string) (State, error) {
 	before := w.state
 	w.state.Status = status
 	msg := fmt.Sprintf("Remediation %s approved by %s", w.in.RemediationID, actor)
-	if status == models.RemediationRejected {
+	if status == Rejected {
 		w.state.RejectedBy, w.state.RejectReason = actor, reason
 		msg = fmt.Sprintf("Remediation %s rejected by %s", w.in.RemediationID, actor)
 		if reason != "" {
 			msg += ": " + reason
 		}
 	}
-	err := workflow.ExecuteActivity(withStoreOptions(ctx), activities.NameDecideRemediation, activities.DecisionInput{
+	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), NameDecideRemediation, DecisionInput{
 		TenantID: w.in.TenantID, RemediationID: w.in.RemediationID, Status: status, From: from, Actor: actor, Reason: reason,
-		At: workflow.Now(ctx), Message: msg, DedupKey: timelineKey(w.id, status),
+		At: workflow.Now(ctx), Message: msg, DedupKey: temporalx.TimelineKey(w.id, status),
 	}).Get(ctx, nil)
 	if err != nil {
 		// The decision was not recorded: the remediation stays as it was, open
 		// for another decision.
 		w.state = before
-		if status == models.RemediationApproved {
+		if status == Approved {
 			w.state.ApprovedBy = ""
 		}
 	}
@@ -234,21 +232,21 @@ func (w *remediation) decideFrom(ctx workflow.Context, from, status, actor, reas
 
 // execute records who started the execution (the incident moves to
 // remediating); the main loop then runs the steps.
-func (w *remediation) execute(ctx workflow.Context, req ExecuteRequest) (RemediationState, error) {
-	if err := w.expect(models.RemediationApproved); err != nil {
+func (w *remediation) execute(ctx workflow.Context, req ExecuteRequest) (State, error) {
+	if err := w.expect(Approved); err != nil {
 		return w.state, err
 	}
-	w.state.Status, w.state.ExecutedBy = models.RemediationExecuting, req.Actor
-	err := workflow.ExecuteActivity(withStoreOptions(ctx), activities.NameBeginRemediation, activities.BeginRemediationInput{
+	w.state.Status, w.state.ExecutedBy = Executing, req.Actor
+	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), NameBeginRemediation, BeginRemediationInput{
 		TenantID: w.in.TenantID, RemediationID: w.in.RemediationID, Actor: req.Actor, At: workflow.Now(ctx),
 		Message:  fmt.Sprintf("Remediation %s executing (%d steps), started by %s", w.in.RemediationID, len(w.in.Steps), req.Actor),
-		DedupKey: timelineKey(w.id, "executing"),
+		DedupKey: temporalx.TimelineKey(w.id, "executing"),
 	}).Get(ctx, nil)
 	if err != nil {
 		// Nothing was recorded (store errors are retried until they stick, so
 		// this one was final): release the claim, or the remediation would
 		// refuse every later execute while the main loop waits for ever.
-		w.state.Status, w.state.ExecutedBy = models.RemediationApproved, ""
+		w.state.Status, w.state.ExecutedBy = Approved, ""
 		return w.state, err
 	}
 	w.begun = true
