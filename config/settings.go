@@ -12,6 +12,8 @@ import (
 	"time"
 )
 
+//go:generate go run ./cmd/settingsdoc ../README.md
+
 // setting is one CAUSEWAY_* variable: everything that loading, validation, the
 // start-up log and the README's configuration table need to know about it, so
 // that none of them can forget it.
@@ -33,13 +35,14 @@ type setting struct {
 	doc, note string
 }
 
-// settings is every setting, in the order of the README's configuration table.
+// settings is every setting, in the order of the README's configuration table,
+// which `go generate ./config` writes from it.
 //
 // To add a setting: add the Config field with its mapstructure tag, then one
 // entry at the end of the group it belongs to (or a new group before the
 // OAuth one). The environment variable, the default, the validation, the
-// start-up log all come from that entry; settings_test.go fails until both
-// exist.
+// start-up log and the README row all come from that entry; settings_test.go
+// fails until both exist and the README is regenerated.
 var settings = []setting{
 	// The process: where it listens, keeps its files and logs.
 	{key: "http_addr", def: "127.0.0.1:8080", check: hostPort, doc: "API listen address"},

@@ -2,11 +2,18 @@ package config
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
+
+// regenerate is what a failure about the README tells the reader to run.
+const regenerate = "run `go generate ./config` (or `go run ./config/cmd/settingsdoc README.md` from the repository root) and commit README.md"
 
 // TestSettingsMatchConfig: every Config field is a setting of the table and
 // every setting is a Config field, each once, with a doc line; a field
@@ -97,6 +104,91 @@ func TestMaskedCoversEverySetting(t *testing.T) {
 	}
 	if !strings.Contains(line, "db.internal") {
 		t.Errorf("masking hid the hosts too: %s", line)
+	}
+}
+
+// TestREADMESettingsTableIsCurrent: the README's configuration table is the
+// one written from the settings table, so it lists every setting with its
+// default and no setting that is gone.
+func TestREADMESettingsTableIsCurrent(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	for _, s := range settings {
+		row := fmt.Sprintf("| `%s` | %s |", envName(s.key), cell(s.defaultText()))
+		if !strings.Contains(readme, row) {
+			t.Errorf("README.md has no row %q; %s", row, regenerate)
+		}
+	}
+	want, err := SpliceSettingsTable(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want != readme {
+		t.Errorf("README.md's configuration table differs from config/settings.go; %s", regenerate)
+	}
+}
+
+// testOnlyVariables are the CAUSEWAY_* variables that tests and scripts read
+// (internal/testenv, internal/testdb, e2e, the Makefile): not settings of
+// the product, so they are not in the table. A name ending in _ is a prefix.
+var testOnlyVariables = []string{
+	"CAUSEWAY_TEST_", "CAUSEWAY_FAULT_", "CAUSEWAY_REQUIRE_ALL", "CAUSEWAY_SCENARIOS_DIR",
+	"CAUSEWAY_WRITE_HISTORIES", "CAUSEWAY_SCREENSHOTS_DIR", "CAUSEWAY_CHROMIUM", "CAUSEWAY_BENCH_TRACE",
+}
+
+// clientVariables are the CAUSEWAY_* names of a client's own CI job in the
+// examples of a document: variables of that job, which Causeway never reads.
+var clientVariables = map[string][]string{
+	filepath.Join("docs", "changes.md"): {"CAUSEWAY_URL", "CAUSEWAY_TENANT", "CAUSEWAY_API_KEY", "CAUSEWAY_WEBHOOK_SECRET"},
+}
+
+// TestMentionedVariablesAreSettings: every CAUSEWAY_* variable the README,
+// docs/, docker-compose.yml, the Helm chart and the Makefile mention is a
+// setting (or a test-only variable), so a renamed or misspelt variable there
+// cannot quietly do nothing. A name written as a prefix (CAUSEWAY_PLAN_TEAM_*)
+// must start some setting.
+func TestMentionedVariablesAreSettings(t *testing.T) {
+	var names []string
+	for _, s := range settings {
+		names = append(names, envName(s.key))
+	}
+	known := func(v string) bool {
+		for _, n := range append(slices.Clone(names), testOnlyVariables...) {
+			switch {
+			case n == v,
+				strings.HasSuffix(n, "_") && strings.HasPrefix(v, n),
+				strings.HasSuffix(v, "_") && strings.HasPrefix(n, v):
+				return true
+			}
+		}
+		return false
+	}
+	files := []string{"README.md", "docker-compose.yml", "Makefile"}
+	for _, dir := range []string{"docs", filepath.Join("deploy", "helm")} {
+		err := filepath.WalkDir(filepath.Join("..", dir), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, strings.TrimPrefix(path, ".."+string(filepath.Separator)))
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	variable := regexp.MustCompile(`CAUSEWAY_[A-Z0-9_]*`)
+	for _, f := range files {
+		raw, err := os.ReadFile(filepath.Join("..", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range variable.FindAllString(string(raw), -1) {
+			if !known(v) && !slices.Contains(clientVariables[f], v) {
+				t.Errorf("%s mentions %s, which is no setting in config/settings.go (nor a test-only variable)", f, v)
+			}
+		}
 	}
 }
 
