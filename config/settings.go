@@ -38,11 +38,12 @@ type setting struct {
 // settings is every setting, in the order of the README's configuration table,
 // which `go generate ./config` writes from it.
 //
-// To add a setting: add the Config field with its mapstructure tag, then one
-// entry at the end of the group it belongs to (or a new group before the
-// OAuth one). The environment variable, the default, the validation, the
-// start-up log and the README row all come from that entry; settings_test.go
-// fails until both exist and the README is regenerated.
+// To add a setting: (1) add the Config field with its mapstructure tag;
+// (2) add one entry at the end of the group it belongs to, or a new group
+// before the OAuth one; (3) run `go generate ./config` for the README row. A
+// rule tying it to another setting goes in Validate. The environment
+// variable, the default, the validation and the start-up log all come from
+// the entry; settings_test.go fails until field, entry and README agree.
 var settings = []setting{
 	// The process: where it listens, keeps its files and logs.
 	{key: "http_addr", def: "127.0.0.1:8080", check: hostPort, doc: "API listen address"},
