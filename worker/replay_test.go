@@ -39,6 +39,11 @@ func TestReplayRecordedHistories(t *testing.T) {
 		// An agent whose attempts all met a database outage, waiting it out
 		// (versionAgentWaitsForStore).
 		"agent-waited-for-store.json",
+		// An LLM agent's tool-use loop: steps, the queries the model chose and
+		// its answer, within the pass's budget.
+		"agent-tool-use.json",
+		// One outbound event to one endpoint, retried once after a 500.
+		"delivery.json",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "histories", name)); err != nil {
