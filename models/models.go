@@ -176,7 +176,16 @@ type UsageCounter struct {
 	LLMTokens int64 `gorm:"column:llm_tokens;not null;default:0"`
 }
 
+// registered holds the models of domain packages that keep their own tables
+// over the shared database (slack/); Register adds them.
+var registered []any
+
+// Register adds a domain package's models to the migration, after the shared
+// ones. Packages call it from init, so any process that links them migrates
+// their tables.
+func Register(m ...any) { registered = append(registered, m...) }
+
 // All lists every model, in dependency order, for migrations.
 func All() []any {
-	return []any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &Runbook{}, &Remediation{}, &RemediationStep{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}, &SSOConnection{}, &SSOIdentity{}, &SSOReplay{}, &GroupingSetting{}, &Change{}}
+	return append([]any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &Runbook{}, &Remediation{}, &RemediationStep{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}, &SSOConnection{}, &SSOIdentity{}, &SSOReplay{}, &GroupingSetting{}, &Change{}}, registered...)
 }
