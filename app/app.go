@@ -31,6 +31,7 @@ import (
 	"github.com/causeway/causeway/providers"
 	"github.com/causeway/causeway/ratelimit"
 	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/slack"
 	"github.com/causeway/causeway/ui"
 	"github.com/causeway/causeway/worker"
 )
@@ -53,6 +54,8 @@ type App struct {
 
 	connectorOnce sync.Once
 	connector     *datasources.Connector
+
+	slackParts slackParts
 }
 
 // New connects to the database, Redis (when configured) and Temporal at
@@ -182,6 +185,7 @@ func (a *App) Router() http.Handler {
 		Sealer: a.sealer, Secret: c.AuthJWTSecret, AllowHTTP: c.EgressAllowPrivate, PublicURL: a.PublicURL(),
 		HTTP: egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate, MaxRedirects: -1}),
 	})
+	d.Slack = a.slackService(d.Remediations, d.Investigations)
 	d.Plans = service.NewPlans(a.Store, c.PlanQuotas()).WithSSO(d.SSO)
 	dash, err := ui.New(ui.Options{
 		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
@@ -244,7 +248,9 @@ func (a *App) Worker() sdkworker.Worker {
 		// attempt is still spending tokens.
 		acts.LLM = llm.New(llm.Config{BaseURL: c.LLMBaseURL, APIKey: c.LLMAPIKey, Model: c.LLMModel, Timeout: 55 * time.Second})
 	}
-	return worker.New(a.Temporal, a.Config.TemporalTaskQueue, acts)
+	w := worker.New(a.Temporal, a.Config.TemporalTaskQueue, acts)
+	slack.Register(w, a.slackActivities())
+	return w
 }
 
 // Serve runs the HTTP server until ctx ends, then drains in-flight requests.

@@ -68,6 +68,10 @@ type Config struct {
 
 	EgressAllowPrivate bool `mapstructure:"egress_allow_private"`
 
+	// SlackAPIURL is the base of Slack's Web API (docs/slack.md); tests and
+	// air-gapped proxies point it elsewhere.
+	SlackAPIURL string `mapstructure:"slack_api_url"`
+
 	QuotaEventsPerMonth         int `mapstructure:"quota_events_per_month"`
 	QuotaInvestigationsPerMonth int `mapstructure:"quota_investigations_per_month"`
 	RateLimitPerMinute          int `mapstructure:"rate_limit_per_minute"`
@@ -199,6 +203,7 @@ var keys = map[string]any{
 	"llm_api_key":                      "",
 	"llm_model":                        "",
 	"egress_allow_private":             false,
+	"slack_api_url":                    "https://slack.com/api",
 	"quota_events_per_month":           10000,
 	"quota_investigations_per_month":   1000,
 	"rate_limit_per_minute":            1200,
@@ -327,6 +332,9 @@ func (c *Config) Validate() error {
 		if u, err := url.Parse(c.TemporalUIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			bad("TEMPORAL_UI_URL", "must be an absolute http:// or https:// URL, got %q", c.TemporalUIURL)
 		}
+	}
+	if u, err := url.Parse(c.SlackAPIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("SLACK_API_URL", "must be an absolute http:// or https:// URL, got %q", c.SlackAPIURL)
 	}
 	if c.TemporalEmbeddedPort < 0 || c.TemporalEmbeddedPort > 65535 {
 		bad("TEMPORAL_EMBEDDED_PORT", "must be a port number")
@@ -541,6 +549,7 @@ func (c *Config) Masked() map[string]any {
 		"LLM_API_KEY":                      mask(c.LLMAPIKey),
 		"LLM_MODEL":                        c.LLMModel,
 		"EGRESS_ALLOW_PRIVATE":             c.EgressAllowPrivate,
+		"SLACK_API_URL":                    c.SlackAPIURL,
 		"QUOTA_EVENTS_PER_MONTH":           c.QuotaEventsPerMonth,
 		"QUOTA_INVESTIGATIONS_PER_MONTH":   c.QuotaInvestigationsPerMonth,
 		"RATE_LIMIT_PER_MINUTE":            c.RateLimitPerMinute,
