@@ -185,12 +185,12 @@ func (a *App) Router() http.Handler {
 		Sealer: a.sealer, Secret: c.AuthJWTSecret, AllowHTTP: c.EgressAllowPrivate, PublicURL: a.PublicURL(),
 		HTTP: egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate, MaxRedirects: -1}),
 	})
-	d.Slack = a.slackService(d.Remediations, d.Investigations)
 	d.Plans = service.NewPlans(a.Store, c.PlanQuotas()).WithSSO(d.SSO)
+	d.Slack = a.slackService(d.Remediations, d.Investigations)
 	dash, err := ui.New(ui.Options{
 		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
 		Investigations: d.Investigations, Remediations: d.Remediations, APIKeys: d.APIKeys,
-		WebhookEndpoints: d.WebhookEndpoints, DataSources: d.DataSources, Changes: d.Changes, Analytics: d.Analytics, PublicURL: c.PublicURL,
+		WebhookEndpoints: d.WebhookEndpoints, DataSources: d.DataSources, Changes: d.Changes, Analytics: d.Analytics, Slack: d.Slack, PublicURL: c.PublicURL,
 		TemporalUIURL: c.TemporalUILink(), TemporalNamespace: c.TemporalNamespace, SignupEnabled: c.AuthSignupEnabled,
 	})
 	if err != nil {

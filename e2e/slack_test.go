@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/slack"
 	"github.com/causeway/causeway/slack/slackfake"
 )
 
@@ -263,4 +265,64 @@ func TestSlackIncidentAndApprovalByButton(t *testing.T) {
 		return e.call(t, "GET", "/v1/integrations/slack", owner, nil, &view) == http.StatusOK &&
 			view["status"] == "stopped" && view["lastError"] == "not_in_channel"
 	})
+}
+
+// TestSlackWorkerKilledWhilePostingPostsOnce SIGKILLs the worker process
+// while Slack holds back its answer to the root message's chat.postMessage:
+// Slack has the message, Causeway never recorded its ts. The next worker's
+// retry finds the message by its metadata key and edits it, so the channel
+// holds exactly one root message.
+func TestSlackWorkerKilledWhilePostingPostsOnce(t *testing.T) {
+	fake := slackfake.New(t, slackChannel)
+	arrived, release := fake.HoldNextPost()
+	t.Cleanup(release)
+	cfg := testConfig(t)
+	cfg.SlackAPIURL = fake.URL
+	t.Setenv("CAUSEWAY_SLACK_API_URL", fake.URL) // the worker processes read it
+	e := startEnv(t, cfg, false)
+	bin := buildWorker(t)
+	first := workerProcess(t, bin, e, "worker-1.log")
+
+	owner, tenantID := e.signup(t, "Acme")
+	put := map[string]any{"botToken": fake.Token, "signingSecret": slackSecret, "channel": slackChannel}
+	if st := e.call(t, "PUT", "/v1/integrations/slack", owner, put, nil); st != http.StatusOK {
+		t.Fatalf("connect: %d", st)
+	}
+	incID := e.openIncident(t, owner, "Payments down", "Payments API answers 502 for every request since 03:12")
+	select {
+	case <-arrived:
+	case <-time.After(90 * time.Second):
+		t.Fatal("the root message was never posted")
+	}
+	_ = first.Process.Signal(os.Kill)
+	_ = first.Wait()
+	release()
+	workerProcess(t, bin, e, "worker-2.log")
+
+	var root slackfake.Message
+	eventually(t, 2*time.Minute, "the retried send to edit the posted message and the thread to follow", func() bool {
+		var tops []slackfake.Message
+		replies := 0
+		for _, m := range fake.Messages() {
+			if m.ThreadTS == "" {
+				tops = append(tops, m)
+			} else {
+				replies++
+			}
+		}
+		if len(tops) > 1 {
+			t.Fatalf("%d root messages after the crash, want exactly 1", len(tops))
+		}
+		if len(tops) == 1 {
+			root = tops[0]
+		}
+		return len(tops) == 1 && root.Updates >= 1 && replies >= 1
+	})
+	row, err := slack.NewStore(e.Store.DB()).Message(context.Background(), slack.MessageID(tenantID, incID, slack.KeyRoot))
+	if err != nil || row.TS != root.TS {
+		t.Fatalf("recorded root message %+v, %v; Slack has ts %s", row, err, root.TS)
+	}
+	if n := fake.Calls("conversations.history"); n < 1 {
+		t.Fatalf("the retry never looked for the posted message")
+	}
 }

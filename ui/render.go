@@ -240,21 +240,23 @@ func errorTitle(status int) string {
 // notices are the fixed confirmations a redirect may ask a page to show; the
 // query names one, it never carries text.
 var notices = map[string]string{
-	"approved":      "Remediation approved. Execute it when you are ready.",
-	"rejected":      "Remediation rejected.",
-	"executing":     "Execution started. Steps update below as they run.",
-	"resolved":      "Incident resolved.",
-	"context":       "Context added; the next investigation pass will use it.",
-	"reinvestigate": "Context added and a new investigation pass started.",
-	"investigating": "Investigation started. Agents report below as they finish.",
-	"created":       "Incident opened.",
-	"revoked":       "API key revoked. Webhooks that use it are refused from now on.",
-	"deleted":       "Deleted.",
-	"source-added":  "Data source added. Agents query it from the next investigation on.",
-	"runbook":       "Runbook saved. Investigations that match it will propose it as a remediation.",
-	"user":          "User added.",
-	"welcome":       "Welcome to Causeway. Create an API key to connect your monitoring tools.",
-	"signedout":     "You are signed out.",
+	"approved":        "Remediation approved. Execute it when you are ready.",
+	"rejected":        "Remediation rejected.",
+	"executing":       "Execution started. Steps update below as they run.",
+	"resolved":        "Incident resolved.",
+	"context":         "Context added; the next investigation pass will use it.",
+	"reinvestigate":   "Context added and a new investigation pass started.",
+	"investigating":   "Investigation started. Agents report below as they finish.",
+	"created":         "Incident opened.",
+	"revoked":         "API key revoked. Webhooks that use it are refused from now on.",
+	"deleted":         "Deleted.",
+	"slack-connected": "Slack connected. New incidents will be posted to the channel.",
+	"slack-test":      "Test message posted. Look for it in the channel.",
+	"source-added":    "Data source added. Agents query it from the next investigation on.",
+	"runbook":         "Runbook saved. Investigations that match it will propose it as a remediation.",
+	"user":            "User added.",
+	"welcome":         "Welcome to Causeway. Create an API key to connect your monitoring tools.",
+	"signedout":       "You are signed out.",
 }
 
 // redirectNotice sends the browser back to a page with a notice after a

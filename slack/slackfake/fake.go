@@ -57,6 +57,25 @@ type Server struct {
 	calls     map[string]int
 	responses []map[string]any
 	seq       int
+	hold      *hold
+}
+
+// hold keeps the answer to one chat.postMessage back after the message is
+// posted, as a worker killed mid-call experiences it.
+type hold struct {
+	arrived, release chan struct{}
+	once             sync.Once
+}
+
+// HoldNextPost makes the next chat.postMessage post its message and then
+// withhold the answer until release is called; arrived closes once the
+// message is posted.
+func (s *Server) HoldNextPost() (arrived <-chan struct{}, release func()) {
+	h := &hold{arrived: make(chan struct{}), release: make(chan struct{})}
+	s.mu.Lock()
+	s.hold = h
+	s.mu.Unlock()
+	return h.arrived, func() { h.once.Do(func() { close(h.release) }) }
 }
 
 // New starts a workspace with one channel the bot is in.
@@ -174,7 +193,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		reply(w, map[string]any{"ok": false, "error": "unknown_method"})
 		return
 	}
-	reply(w, handler(args))
+	answer := handler(args)
+	if h := s.hold; h != nil && method == "chat.postMessage" && answer["ok"] == true {
+		s.hold = nil
+		close(h.arrived)
+		s.mu.Unlock()
+		<-h.release
+		s.mu.Lock()
+	}
+	reply(w, answer)
 }
 
 func reply(w http.ResponseWriter, body map[string]any) {
