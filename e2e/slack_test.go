@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/slack"
 	"github.com/causeway/causeway/slack/slackfake"
@@ -245,6 +247,28 @@ func TestSlackIncidentAndApprovalByButton(t *testing.T) {
 	}
 	if tops != 1 {
 		t.Fatalf("%d top-level messages, want the one root message", tops)
+	}
+
+	// The credentials never reach a log line or any message workflow's history.
+	if logs := e.Logs.String(); strings.Contains(logs, fake.Token) || strings.Contains(logs, slackSecret) {
+		t.Fatal("a Slack credential was logged")
+	}
+	for _, key := range []string{slack.KeyRoot, slack.KeyThread, slack.RemediationKey(rem.RemediationID)} {
+		it := e.Temporal.GetWorkflowHistory(context.Background(), slack.MessageWorkflowID(tenantID, incID, key), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		events := 0
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatalf("history of %s: %v", key, err)
+			}
+			events++
+			if text := ev.String(); strings.Contains(text, fake.Token) || strings.Contains(text, slackSecret) || strings.Contains(text, "Checkout errors") {
+				t.Fatalf("history of %s holds a credential or incident text: %s", key, text)
+			}
+		}
+		if events == 0 {
+			t.Fatalf("no history for %s", key)
+		}
 	}
 
 	// /causeway status answers any mapped user.

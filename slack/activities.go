@@ -143,7 +143,8 @@ func (a *Activities) deliver(ctx context.Context, c *Client, integ *Integration,
 			return temporal.NewApplicationError("the root message is not posted yet", ErrTypeRootPending)
 		}
 		msg.ThreadTS = root.TS
-		msg.Broadcast = r.text != "" && in.Key != KeyRoot && isRemediation(in.Key)
+		// A proposal is also shown in the channel, where approvers look.
+		msg.Broadcast = isRemediation(in.Key)
 	}
 	row, err := a.Store.Message(ctx, id)
 	switch {

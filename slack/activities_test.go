@@ -43,7 +43,7 @@ func newRig(t *testing.T) *rig {
 	store := NewStore(db.DB())
 	must(t, store.SaveIntegration(ctx, &Integration{TenantID: "ten_a", Channel: testChannel, MinSeverity: "info", Status: StatusActive,
 		BotTokenEnc:      sealer.Encrypt([]byte(fake.Token), []byte(aadBotToken+"ten_a")),
-		SigningSecretEnc: sealer.Encrypt([]byte("sign"), []byte(aadSigningSecret+"ten_a")), CreatedAt: now, UpdatedAt: now}))
+		SigningSecretEnc: sealer.Encrypt([]byte("sign"), []byte(aadSigningSecret+"ten_a")), CreatedAt: now, UpdatedAt: now}, false))
 	acts := &Activities{Store: store, Models: db, Sealer: sealer, HTTP: http.DefaultClient, APIURL: fake.URL,
 		IncidentURL: func(id string) string { return "http://causeway.test/ui/incidents/" + id }}
 	return &rig{acts: acts, fake: fake, store: store, db: db, in: MessageInput{TenantID: "ten_a", IncidentID: "inc_a", Key: KeyRoot}}

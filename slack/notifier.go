@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -91,12 +92,19 @@ func (n *Notifier) sweepTenant(ctx context.Context, integ *Integration) (int, er
 // tenant's notify filter.
 func (n *Notifier) refreshIncident(ctx context.Context, integ *Integration, incidentID string) error {
 	inc, err := n.models.GetIncident(ctx, integ.TenantID, incidentID)
-	if err != nil {
+	if errors.Is(err, models.ErrNotFound) {
 		return nil // a deleted incident has nothing to show
 	}
+	if err != nil {
+		return err
+	}
 	category := ""
-	if inv, err := n.models.LatestInvestigation(ctx, integ.TenantID, incidentID); err == nil {
+	inv, err := n.models.LatestInvestigation(ctx, integ.TenantID, incidentID)
+	switch {
+	case err == nil:
 		category = inv.Category
+	case !errors.Is(err, models.ErrNotFound):
+		return err
 	}
 	if !Passes(integ.MinSeverity, integ.Categories, inc.Severity, category) {
 		return nil

@@ -132,13 +132,19 @@ func (s *Service) Put(ctx context.Context, p auth.Principal, in PutInput) (*View
 		MinSeverity: notify.MinSeverity, Categories: notify.Categories, Status: StatusActive, CreatedAt: now, UpdatedAt: now,
 		BotTokenEnc:      s.sealer.Encrypt([]byte(in.BotToken), []byte(aadBotToken+p.TenantID)),
 		SigningSecretEnc: s.sealer.Encrypt([]byte(in.SigningSecret), []byte(aadSigningSecret+p.TenantID))}
-	if _, err := s.store.Integration(ctx, p.TenantID); errors.Is(err, ErrNotFound) {
+	prev, err := s.store.Integration(ctx, p.TenantID)
+	switch {
+	case errors.Is(err, ErrNotFound):
 		// A new connection announces what happens from now on, not the past.
 		if integ.Cursor, err = s.store.LastTimelineID(ctx, p.TenantID); err != nil {
 			return nil, unavailable(err)
 		}
+	case err != nil:
+		return nil, unavailable(err)
 	}
-	if err := s.store.SaveIntegration(ctx, integ); err != nil {
+	// Messages in another channel cannot be edited or threaded from this one:
+	// a new channel starts each incident's messages afresh.
+	if err := s.store.SaveIntegration(ctx, integ, prev != nil && prev.Channel != integ.Channel); err != nil {
 		return nil, unavailable(err)
 	}
 	return s.Get(ctx, p)

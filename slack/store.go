@@ -97,12 +97,21 @@ func (s *Store) Integration(ctx context.Context, tenantID string) (*Integration,
 
 // SaveIntegration inserts or replaces the tenant's integration, keeping the
 // cursor of an existing one so reconnecting does not replay old incidents.
-func (s *Store) SaveIntegration(ctx context.Context, in *Integration) error {
-	return s.db.WithContext(ctx).Clauses(clause.OnConflict{
-		Columns: []clause.Column{{Name: "tenant_id"}},
-		DoUpdates: clause.AssignmentColumns([]string{"channel", "bot_token_enc", "signing_secret_enc", "team_id", "team_name",
-			"bot_user_id", "min_severity", "categories", "status", "last_error", "last_error_at", "updated_at"}),
-	}).Create(in).Error
+// forget drops the records of the messages already sent, in the same
+// transaction.
+func (s *Store) SaveIntegration(ctx context.Context, in *Integration, forget bool) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if forget {
+			if err := tx.Where("tenant_id = ?", in.TenantID).Delete(&SentMessage{}).Error; err != nil {
+				return err
+			}
+		}
+		return tx.Clauses(clause.OnConflict{
+			Columns: []clause.Column{{Name: "tenant_id"}},
+			DoUpdates: clause.AssignmentColumns([]string{"channel", "bot_token_enc", "signing_secret_enc", "team_id", "team_name",
+				"bot_user_id", "min_severity", "categories", "status", "last_error", "last_error_at", "updated_at"}),
+		}).Create(in).Error
+	})
 }
 
 // DeleteIntegration removes the tenant's integration and its message records.
