@@ -85,14 +85,22 @@ type Store struct{ db *gorm.DB }
 // NewStore uses db, the handle every store of the process shares.
 func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
 
-// Integration returns the tenant's integration or ErrNotFound.
-func (s *Store) Integration(ctx context.Context, tenantID string) (*Integration, error) {
-	var in Integration
-	err := s.db.WithContext(ctx).Where("tenant_id = ?", tenantID).Take(&in).Error
+// take reads the one row q selects, or ErrNotFound.
+func take[T any](q *gorm.DB) (*T, error) {
+	var row T
+	err := q.Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, ErrNotFound
 	}
-	return &in, err
+	if err != nil {
+		return nil, err
+	}
+	return &row, nil
+}
+
+// Integration returns the tenant's integration or ErrNotFound.
+func (s *Store) Integration(ctx context.Context, tenantID string) (*Integration, error) {
+	return take[Integration](s.db.WithContext(ctx).Where("tenant_id = ?", tenantID))
 }
 
 // SaveIntegration inserts or replaces the tenant's integration, keeping the
@@ -171,22 +179,12 @@ func (s *Store) TimelineAfter(ctx context.Context, tenantID string, cursor uint6
 
 // TimelineEntry returns one entry of the tenant's incident.
 func (s *Store) TimelineEntry(ctx context.Context, tenantID, incidentID string, id uint64) (*models.TimelineEntry, error) {
-	var e models.TimelineEntry
-	err := s.db.WithContext(ctx).Where("tenant_id = ? AND incident_id = ? AND id = ?", tenantID, incidentID, id).Take(&e).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
-	}
-	return &e, err
+	return take[models.TimelineEntry](s.db.WithContext(ctx).Where("tenant_id = ? AND incident_id = ? AND id = ?", tenantID, incidentID, id))
 }
 
 // Message returns the record of one message or ErrNotFound.
 func (s *Store) Message(ctx context.Context, id string) (*SentMessage, error) {
-	var m SentMessage
-	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&m).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrNotFound
-	}
-	return &m, err
+	return take[SentMessage](s.db.WithContext(ctx).Where("id = ?", id))
 }
 
 // BeginPosting writes the message's row with PostingAt set, before it is

@@ -53,29 +53,25 @@ func validBlock(b map[string]any) bool {
 		}
 		return true
 	case "context":
-		els, ok := b["elements"].([]any)
-		if !ok || len(els) == 0 || len(els) > 10 {
-			return false
-		}
-		for _, e := range els {
-			if !textObject(e, false, 3000) {
-				return false
-			}
-		}
-		return true
+		return elements(b, 10, func(e any) bool { return textObject(e, false, 3000) })
 	case "actions":
-		els, ok := b["elements"].([]any)
-		if !ok || len(els) == 0 || len(els) > 25 {
-			return false
-		}
-		for _, e := range els {
-			if !validButton(e) {
-				return false
-			}
-		}
-		return true
+		return elements(b, 25, validButton)
 	}
 	return false
+}
+
+// elements checks a block's 1 to max elements with valid.
+func elements(b map[string]any, max int, valid func(any) bool) bool {
+	els, ok := b["elements"].([]any)
+	if !ok || len(els) == 0 || len(els) > max {
+		return false
+	}
+	for _, e := range els {
+		if !valid(e) {
+			return false
+		}
+	}
+	return true
 }
 
 // textObject is a plain_text or mrkdwn object (plain_text only when plainOnly)

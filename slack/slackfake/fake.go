@@ -6,6 +6,9 @@
 package slackfake
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -131,6 +134,16 @@ func (s *Server) Responses() []map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]map[string]any(nil), s.responses...)
+}
+
+// Sign signs a request body the way Slack signs what it sends to an app:
+// "v0=" + hex HMAC-SHA256 of "v0:{timestamp}:{body}" with the signing secret.
+// Tests sign with it so their expectations do not come from the code under
+// test.
+func Sign(secret, timestamp, body string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("v0:" + timestamp + ":" + body))
+	return "v0=" + hex.EncodeToString(m.Sum(nil))
 }
 
 // ResponseURL is a response_url that lands in Responses.
