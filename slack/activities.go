@@ -66,11 +66,10 @@ func (a *Activities) clock() time.Time {
 
 // rendered is a message's content and where it goes.
 type rendered struct {
-	text     string
-	blocks   []Block
-	thread   bool // a reply in the root message's thread
-	final    bool // the message will not change again
-	incident string
+	text   string
+	blocks []Block
+	thread bool // a reply in the root message's thread
+	final  bool // the message will not change again
 }
 
 // SyncMessage brings one message up to date: it posts it the first time,
