@@ -15,6 +15,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/temporalproto"
 
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/slack"
@@ -278,6 +279,32 @@ func TestSlackIncidentAndApprovalByButton(t *testing.T) {
 		return e.call(t, "GET", "/v1/integrations/slack", owner, nil, &view) == http.StatusOK &&
 			view["status"] == "stopped" && view["lastError"] == "not_in_channel"
 	})
+	if os.Getenv("CAUSEWAY_WRITE_HISTORIES") != "" {
+		for key, name := range map[string]string{slack.KeyRoot: "root.json", slack.KeyThread: "thread.json",
+			slack.RemediationKey(rem.RemediationID): "remediation.json"} {
+			e.writeSlackHistory(t, slack.MessageWorkflowID(tenantID, incID, key), name)
+		}
+	}
+}
+
+// writeSlackHistory exports a finished message workflow's history for the
+// slack package's replay test.
+func (e *env) writeSlackHistory(t *testing.T, workflowID, name string) {
+	t.Helper()
+	// A message still waiting for a change ends at its next refresh, which
+	// finds sending stopped.
+	_ = e.Temporal.SignalWorkflow(context.Background(), workflowID, "", slack.SignalRefresh, nil)
+	eventually(t, 30*time.Second, workflowID+" to close", func() bool {
+		d, err := e.Temporal.DescribeWorkflowExecution(context.Background(), workflowID, "")
+		return err == nil && d.WorkflowExecutionInfo.Status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING
+	})
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(e.history(t, workflowID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(repoFile("slack", "testdata", "histories", name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestSlackWorkerKilledWhilePostingPostsOnce SIGKILLs the worker process
