@@ -136,3 +136,71 @@ func TestInteractionRefusalsChangeNothing(t *testing.T) {
 		t.Fatalf("calls = %v, want %v", rems.calls, want)
 	}
 }
+
+// recordingInvestigations records the passes /causeway investigate starts.
+type recordingInvestigations struct{ started []string }
+
+func (r *recordingInvestigations) Start(_ context.Context, p auth.Principal, incidentID string) error {
+	r.started = append(r.started, p.TenantID+"/"+incidentID)
+	return nil
+}
+
+func command(user, text string) []byte {
+	return []byte(url.Values{"command": {"/causeway"}, "text": {text}, "user_id": {user}, "team_id": {"T0TEST"}}.Encode())
+}
+
+func TestSlashCommands(t *testing.T) {
+	svc, _ := newServiceRig(t)
+	invs := &recordingInvestigations{}
+	svc.investigations = invs
+	at := time.Now().UTC()
+	must(t, svc.models.DB().Create(&models.Incident{ID: "inc_b", TenantID: "ten_b", Title: "B's incident", Description: "d",
+		Severity: "high", Status: models.StatusOpen, Source: "manual", CreatedAt: at, UpdatedAt: at}).Error)
+	ctx := context.Background()
+	now := time.Now()
+	for name, c := range map[string]struct {
+		user, text, says string
+	}{
+		"status for a viewer":           {"U2", "status inc_a", "Checkout down"},
+		"viewer may not investigate":    {"U2", "investigate inc_a", "may not start investigations"},
+		"another tenant's incident":     {"U1", "status inc_b", "No incident inc_b"},
+		"another tenant's user":         {"U3", "status inc_a", "No Causeway user"},
+		"no verb":                       {"U1", "", "Usage"},
+		"unknown verb":                  {"U1", "resolve inc_a", "Usage"},
+		"investigate without incident":  {"U1", "investigate", "Usage"},
+		"admin starts an investigation": {"U1", "investigate inc_a", "started an investigation of inc_a"},
+	} {
+		reply, err := svc.Command(ctx, "ten_a", signed("sign", now, command(c.user, c.text)))
+		if err != nil || !strings.Contains(reply.Text, c.says) {
+			t.Errorf("%s: %+v, %v; want %q", name, reply, err, c.says)
+		}
+	}
+	if strings.Join(invs.started, ",") != "ten_a/inc_a" {
+		t.Fatalf("started %v, want exactly the admin's one pass", invs.started)
+	}
+	if _, err := svc.Command(ctx, "ten_a", signed("wrong", now, command("U1", "investigate inc_a"))); !errors.Is(err, errUnsigned) {
+		t.Fatalf("forged command: %v", err)
+	}
+}
+
+func TestNotifyFilter(t *testing.T) {
+	for _, c := range []struct {
+		min        string
+		categories []string
+		severity   string
+		category   string
+		want       bool
+	}{
+		{"info", nil, "info", "", true},
+		{"high", nil, "critical", "", true},
+		{"high", nil, "high", "", true},
+		{"high", nil, "medium", "", false},
+		{"medium", []string{"bad_deployment"}, "critical", "", false},
+		{"medium", []string{"bad_deployment"}, "critical", "bad_deployment", true},
+		{"medium", []string{"bad_deployment", "disk_full"}, "low", "disk_full", false},
+	} {
+		if got := Passes(c.min, c.categories, c.severity, c.category); got != c.want {
+			t.Errorf("Passes(%s, %v, %s, %q) = %v, want %v", c.min, c.categories, c.severity, c.category, got, c.want)
+		}
+	}
+}
