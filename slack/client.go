@@ -50,6 +50,7 @@ type APIError struct {
 	RetryAfter time.Duration
 }
 
+// Error names the method and Slack's code, never the token or the body.
 func (e *APIError) Error() string { return "slack " + e.Method + ": " + e.Code }
 
 // Permanent reports whether retrying the call cannot succeed until the
