@@ -2,7 +2,10 @@ package slack
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +116,57 @@ func TestRemediationButtonsCarryIDAndPlanHash(t *testing.T) {
 		if b.Type == "actions" {
 			t.Fatal("a decided proposal still shows buttons")
 		}
+	}
+}
+
+// TestFakeSpeaksFormAndJSON: Slack takes chat.postMessage as a form (blocks as
+// a JSON string) or as JSON, and refuses blocks missing required fields.
+func TestFakeSpeaksFormAndJSON(t *testing.T) {
+	fake := slackfake.New(t, testChannel)
+	post := func(contentType, body string) map[string]any {
+		req, _ := http.NewRequest("POST", fake.URL+"/chat.postMessage", strings.NewReader(body))
+		req.Header.Set("Content-Type", contentType)
+		req.Header.Set("Authorization", "Bearer "+fake.Token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return out
+	}
+	form := url.Values{"channel": {testChannel}, "text": {"hi"}, "blocks": {`[{"type":"section","text":{"type":"mrkdwn","text":"hi"}}]`}}
+	if out := post("application/x-www-form-urlencoded", form.Encode()); out["ok"] != true {
+		t.Fatalf("form post: %v", out)
+	}
+	if out := post("application/json", `{"channel":"`+testChannel+`","text":"hi","blocks":[{"type":"divider"}]}`); out["ok"] != true {
+		t.Fatalf("JSON post: %v", out)
+	}
+	for name, blocks := range map[string]string{
+		"section without text or fields": `[{"type":"section"}]`,
+		"button without action_id":       `[{"type":"actions","elements":[{"type":"button","text":{"type":"plain_text","text":"Go"}}]}]`,
+		"context without elements":       `[{"type":"context","elements":[]}]`,
+		"empty text":                     `[{"type":"section","text":{"type":"mrkdwn","text":""}}]`,
+		"eleven fields":                  `[{"type":"section","fields":[` + strings.Repeat(`{"type":"mrkdwn","text":"x"},`, 10) + `{"type":"mrkdwn","text":"x"}]}]`,
+	} {
+		form.Set("blocks", blocks)
+		if out := post("application/x-www-form-urlencoded", form.Encode()); out["error"] != "invalid_blocks" {
+			t.Errorf("%s: %v, want invalid_blocks", name, out)
+		}
+	}
+	if out := post("application/json", `{"channel":"`+testChannel+`","text":"hi"}`+" "); out["ok"] != true {
+		t.Fatalf("text-only JSON post: %v", out)
+	}
+	req, _ := http.NewRequest("POST", fake.URL+"/auth.test", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if out["error"] != "not_authed" {
+		t.Fatalf("no token: %v", out)
 	}
 }
