@@ -118,6 +118,10 @@ func TestSlackIncidentAndApprovalByButton(t *testing.T) {
 	if st := e.call(t, "PUT", "/v1/integrations/slack", owner, put, nil); st != http.StatusOK {
 		t.Fatalf("connect: %d", st)
 	}
+	// Slack is busy at first: the first post meets a 429 asking for 5 s (more
+	// than the first backoff), the second a 503; the send is retried until it
+	// gets through, waiting out the Retry-After.
+	fake.Fail("chat.postMessage", slackfake.Fault{Status: http.StatusTooManyRequests, RetryAfter: 5}, slackfake.Fault{Status: http.StatusServiceUnavailable})
 	var view map[string]any
 	if st := e.call(t, "GET", "/v1/integrations/slack", admin, nil, &view); st != http.StatusOK || view["status"] != "active" || view["teamId"] != fake.TeamID {
 		t.Fatalf("GET: %d %v", st, view)
@@ -237,6 +241,10 @@ func TestSlackIncidentAndApprovalByButton(t *testing.T) {
 	}
 	if tops != 1 {
 		t.Fatalf("%d top-level messages, want the one root message", tops)
+	}
+
+	if times := fake.CallTimes("chat.postMessage"); len(times) < 3 || times[1].Sub(times[0]) < 5*time.Second {
+		t.Fatalf("chat.postMessage calls at %v: the retry after the 429 came before its Retry-After", times)
 	}
 
 	// The credentials never reach a log line or any message workflow's history.

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Message is a message as the fake holds it.
@@ -58,6 +59,7 @@ type Server struct {
 	messages  []*Message
 	faults    map[string][]Fault
 	calls     map[string]int
+	callTimes map[string][]time.Time
 	responses []map[string]any
 	seq       int
 	hold      *hold
@@ -84,7 +86,8 @@ func (s *Server) HoldNextPost() (arrived <-chan struct{}, release func()) {
 // New starts a workspace with one channel the bot is in.
 func New(t testing.TB, channel string) *Server {
 	s := &Server{Token: "xoxb-test-" + strconv.Itoa(len(channel)) + "-token", TeamID: "T0TEST",
-		channels: map[string]bool{channel: true}, users: map[string]User{}, faults: map[string][]Fault{}, calls: map[string]int{}}
+		channels: map[string]bool{channel: true}, users: map[string]User{}, faults: map[string][]Fault{}, calls: map[string]int{},
+		callTimes: map[string][]time.Time{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -129,6 +132,13 @@ func (s *Server) Calls(method string) int {
 	return s.calls[method]
 }
 
+// CallTimes is when each call of method arrived, oldest first.
+func (s *Server) CallTimes(method string) []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Time(nil), s.callTimes[method]...)
+}
+
 // Responses returns the bodies posted to response_url.
 func (s *Server) Responses() []map[string]any {
 	s.mu.Lock()
@@ -163,6 +173,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls[method]++
+	s.callTimes[method] = append(s.callTimes[method], time.Now())
 	if f := s.faults[method]; len(f) > 0 {
 		s.faults[method] = f[1:]
 		if f[0].Status == http.StatusTooManyRequests {
