@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -203,10 +204,35 @@ func TestSlackIncidentAndApprovalByButton(t *testing.T) {
 		unchanged(c.name)
 	}
 
-	// The approval: the step runs once, the message shows who decided.
-	st, reply := slackPost(t, e, tenantID, "interactions", slackSecret, time.Now(), approve)
-	if st != http.StatusOK || !strings.Contains(reply["text"].(string), "Approved") {
-		t.Fatalf("approve: %d %v", st, reply)
+	// The approval, clicked five times at once (two approvers' double
+	// clicks): one decides, the others are told it is decided, and the step
+	// runs once.
+	replies := make(chan string, 5)
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, reply := slackPost(t, e, tenantID, "interactions", slackSecret, time.Now(), approve)
+			text, _ := reply["text"].(string)
+			replies <- text
+		}()
+	}
+	wg.Wait()
+	close(replies)
+	approved, decided := 0, 0
+	for text := range replies {
+		switch {
+		case strings.HasPrefix(text, "Approved remediation"):
+			approved++
+		case strings.Contains(text, "already decided"):
+			decided++
+		default:
+			t.Errorf("concurrent click answered %q", text)
+		}
+	}
+	if approved != 1 || decided != 4 {
+		t.Fatalf("five concurrent clicks: %d approved, %d told it was decided; want 1 and 4", approved, decided)
 	}
 	eventually(t, 30*time.Second, "the remediation completes", func() bool {
 		return e.remediation(t, owner, incID, rem.RemediationID).Status == "completed"
@@ -215,7 +241,7 @@ func TestSlackIncidentAndApprovalByButton(t *testing.T) {
 	if got.ApprovedBy != adminEmail || hits.Load() != 1 {
 		t.Fatalf("after the click: %+v, %d step calls", got, hits.Load())
 	}
-	st, reply = slackPost(t, e, tenantID, "interactions", slackSecret, time.Now(), approve)
+	st, reply := slackPost(t, e, tenantID, "interactions", slackSecret, time.Now(), approve)
 	if st != http.StatusOK || !strings.Contains(reply["text"].(string), "already decided") {
 		t.Fatalf("second click: %d %v", st, reply)
 	}
