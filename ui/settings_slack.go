@@ -63,7 +63,7 @@ func (d *Dashboard) connectSlack(c *gin.Context) {
 		d.showSlack(c, prob.Status, v, prob)
 		return
 	}
-	redirectNotice(c, Prefix+"/settings/slack", "slack-connected")
+	redirectNotice(c, Prefix+"/settings/slack", "slack-on")
 }
 
 func (d *Dashboard) testSlack(c *gin.Context) {
