@@ -171,3 +171,30 @@ func TestThreadReplyWaitsForTheRootMessage(t *testing.T) {
 		t.Fatalf("posted entry still pending: %+v", pending)
 	}
 }
+
+// TestCrashBetweenPostAndRecordOfAReplyPostsOnce is the crash test for a
+// thread reply, which is found again among the thread's replies.
+func TestCrashBetweenPostAndRecordOfAReplyPostsOnce(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	_, err := r.acts.SyncMessage(ctx, r.in)
+	must(t, err)
+	e := &models.TimelineEntry{TenantID: "ten_a", IncidentID: "inc_a", At: time.Now().UTC(), Kind: "triaged", Message: "severity high", Actor: "system", DedupKey: "k2"}
+	must(t, r.db.AddTimeline(ctx, e))
+	reply := MessageInput{TenantID: "ten_a", IncidentID: "inc_a", Key: TimelineKey(e.ID)}
+	r.acts.afterPost = func() error { return errors.New("worker killed") }
+	if _, err := r.acts.SyncMessage(ctx, reply); err == nil {
+		t.Fatal("the crashed attempt reported success")
+	}
+	r.acts.afterPost = nil
+	if _, err := r.acts.SyncMessage(ctx, reply); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+	msgs := r.fake.Messages()
+	if len(msgs) != 2 || msgs[1].ThreadTS != msgs[0].TS || r.fake.Calls("conversations.replies") != 1 {
+		t.Fatalf("want the root and one reply, found again among the replies: %+v (replies calls %d)", msgs, r.fake.Calls("conversations.replies"))
+	}
+	if pending, _ := r.acts.PendingTimeline(ctx, r.in); len(pending.EntryIDs) != 0 {
+		t.Fatalf("the reply is still pending: %+v", pending)
+	}
+}
