@@ -174,6 +174,7 @@ func (a *App) Router() http.Handler {
 		Remediations:                service.NewRemediations(a.Store, a.Temporal, a.sqlTargets(), c.EgressAllowPrivate),
 		WebhookEndpoints:            service.NewWebhookEndpoints(a.Store, a.sealer, c.EgressAllowPrivate),
 		Analytics:                   service.NewAnalytics(a.Store),
+		Outcomes:                    service.NewOutcomes(a.Store),
 		DataSources:                 service.NewDataSources(a.Store, a.sealer, a.DataSourceConnector()),
 		Ingest:                      service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Marks, a.Log),
 		Changes:                     service.NewChanges(a.Store, auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Marks, a.Log),
@@ -186,7 +187,7 @@ func (a *App) Router() http.Handler {
 	dash, err := ui.New(ui.Options{
 		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
 		Investigations: d.Investigations, Remediations: d.Remediations, APIKeys: d.APIKeys,
-		WebhookEndpoints: d.WebhookEndpoints, DataSources: d.DataSources, Changes: d.Changes, Analytics: d.Analytics, PublicURL: c.PublicURL,
+		WebhookEndpoints: d.WebhookEndpoints, DataSources: d.DataSources, Changes: d.Changes, Analytics: d.Analytics, Outcomes: d.Outcomes, PublicURL: c.PublicURL,
 		TemporalUIURL: c.TemporalUILink(), TemporalNamespace: c.TemporalNamespace, SignupEnabled: c.AuthSignupEnabled,
 	})
 	if err != nil {

@@ -43,6 +43,8 @@ type Options struct {
 	DataSources      *service.DataSources
 	Changes          *service.Changes
 	Analytics        *service.Analytics
+	// Outcomes records and lists the grades of investigations.
+	Outcomes *service.Outcomes
 	// PublicURL is the configured address where browsers and monitoring tools
 	// reach this process: an https one makes cookies Secure behind a proxy
 	// that ends TLS, and webhook set-up hints show it. Empty: hints show the
@@ -109,6 +111,7 @@ func (d *Dashboard) Register(r *gin.Engine, h api.DashboardHooks) {
 	in.GET("/incidents/:id/live", d.incidentLive)
 	in.POST("/incidents/:id/context", d.allow(service.Writers...), d.addContext)
 	in.POST("/incidents/:id/resolve", d.allow(service.Writers...), d.resolve)
+	in.POST("/incidents/:id/feedback", d.allow(service.Writers...), d.grade)
 
 	in.GET("/remediations/:id", d.remediation)
 	in.GET("/remediations/:id/live", d.remediationLive)
@@ -118,6 +121,7 @@ func (d *Dashboard) Register(r *gin.Engine, h api.DashboardHooks) {
 	}
 
 	in.GET("/analytics", d.analytics)
+	in.GET("/analytics/accuracy", d.accuracy)
 
 	in.GET("/settings", d.settingsHome)
 	for _, s := range settingsSections() {
