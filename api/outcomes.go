@@ -30,3 +30,12 @@ func (h *handlers) accuracyAnalytics(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, out)
 }
+
+func (h *handlers) exportScenario(c *gin.Context) {
+	out, err := h.Outcomes.Export(c.Request.Context(), caller(c), c.Param("incidentId"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}

@@ -149,6 +149,7 @@ func NewRouter(d Deps) *gin.Engine {
 	v1.GET("/investigation/:incidentId", requireRole(anyRole...), h.getInvestigation)
 	v1.POST("/investigation/:incidentId/context", requireRole(writers...), h.addInvestigationContext)
 	v1.POST("/investigation/:incidentId/feedback", requireRole(writers...), h.gradeInvestigation)
+	v1.GET("/investigation/:incidentId/scenario", requireRole(writers...), h.exportScenario)
 
 	v1.POST("/runbooks", requireRole(managers...), h.createRunbook)
 	v1.GET("/runbooks", requireRole(anyRole...), h.listRunbooks)

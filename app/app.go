@@ -174,7 +174,7 @@ func (a *App) Router() http.Handler {
 		Remediations:                service.NewRemediations(a.Store, a.Temporal, a.sqlTargets(), c.EgressAllowPrivate),
 		WebhookEndpoints:            service.NewWebhookEndpoints(a.Store, a.sealer, c.EgressAllowPrivate),
 		Analytics:                   service.NewAnalytics(a.Store),
-		Outcomes:                    service.NewOutcomes(a.Store),
+		Outcomes:                    service.NewOutcomes(a.Store, a.Temporal),
 		DataSources:                 service.NewDataSources(a.Store, a.sealer, a.DataSourceConnector()),
 		Ingest:                      service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Marks, a.Log),
 		Changes:                     service.NewChanges(a.Store, auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Marks, a.Log),

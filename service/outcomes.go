@@ -4,13 +4,19 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/replay"
+	"github.com/causeway/causeway/workflows"
 )
 
 // Limits of a grade's free text.
@@ -19,14 +25,18 @@ const (
 	MaxFeedbackNoteLength = 2000
 )
 
-// Outcomes records how people grade investigations and reads the grades back.
+// Outcomes records how people grade investigations, reads the grades back
+// and exports incidents as replayable scenarios.
 type Outcomes struct {
-	store *models.Store
-	now   func() time.Time
+	store    *models.Store
+	temporal client.Client
+	now      func() time.Time
 }
 
-// NewOutcomes wires the outcomes service.
-func NewOutcomes(store *models.Store) *Outcomes { return &Outcomes{store: store, now: time.Now} }
+// NewOutcomes wires the outcomes service; tc reads the passes' histories.
+func NewOutcomes(store *models.Store, tc client.Client) *Outcomes {
+	return &Outcomes{store: store, temporal: tc, now: time.Now}
+}
 
 // FeedbackInput is the body of POST /v1/investigation/{incidentId}/feedback.
 type FeedbackInput struct {
@@ -93,6 +103,67 @@ func (o *Outcomes) Grade(ctx context.Context, p auth.Principal, incidentID strin
 	}
 	v := viewFeedback(f)
 	return &v, nil
+}
+
+// Export is the incident's latest answered pass as a replayable scenario:
+// its alert and context, the data-source answers and changes read from the
+// pass's workflow history (no source is asked again), and the cause a person
+// confirmed when the pass was graded. Source URLs and credentials never enter
+// it. Another tenant's incident is not found.
+func (o *Outcomes) Export(ctx context.Context, p auth.Principal, incidentID string) (*replay.Scenario, error) {
+	inc, err := findIncident(ctx, o.store, p.TenantID, incidentID)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := o.store.LatestCompletedInvestigation(ctx, p.TenantID, incidentID)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil, Errorf(CodeIncidentNotFound, "incident %q has no completed investigation to export", incidentID)
+	}
+	if err != nil {
+		return nil, unavailable("the database", err)
+	}
+	rec, err := replay.FromHistory(o.temporal.GetWorkflowHistory(ctx, workflows.InvestigationWorkflowID(incidentID, inv.Pass), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT))
+	if err != nil {
+		return nil, unavailable("Temporal", err)
+	}
+	srcs, answers := rec.Answers(func(id string) map[string]any {
+		if row, err := o.store.GetDataSource(ctx, p.TenantID, id); err == nil {
+			return row.Settings
+		}
+		return nil
+	})
+	grades, err := o.store.IncidentFeedback(ctx, p.TenantID, incidentID)
+	if err != nil {
+		return nil, unavailable("the database", err)
+	}
+	s := &replay.Scenario{AlertSource: inc.Source, Sources: srcs, Answers: answers}
+	s.ID, s.Context, s.Changes = "incident-"+inc.ID, inv.Context, rec.Changes
+	s.Alert = analyzer.ScenarioAlert{Title: inc.Title, Description: inc.Description, Severity: inc.Severity, Service: inc.Service,
+		Environment: inc.Environment, Tags: inc.Tags, Metadata: inc.Metadata}
+	s.Expected = analyzer.Expected{Category: inv.Category, Agents: inv.Agents, Rationale: "the answer of pass " + strconv.Itoa(inv.Pass) + ", not graded"}
+	for _, g := range grades {
+		if g.InvestigationID != inv.ID {
+			continue
+		}
+		// The newest grade that names a cause decides the label.
+		if g.Verdict == models.VerdictCorrect || g.ActualCategory != "" {
+			if g.ActualCategory != "" && g.Verdict != models.VerdictCorrect {
+				s.Expected.Category = g.ActualCategory
+			}
+			s.Graded, s.Culprit = true, g.ActualCulprit
+			// The grader is not named: the file may travel beyond the tenant.
+			s.Expected.Rationale = "graded " + g.Verdict + noteSuffix(g.Note)
+			break
+		}
+	}
+	return s, nil
+}
+
+func noteSuffix(note string) string {
+	if note == "" {
+		return ""
+	}
+	return ": " + note
 }
 
 // Feedback lists every grade of the incident's passes, newest first.
