@@ -6,16 +6,14 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
-
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // Registered activity names. Workflows refer to activities by these constants so a
@@ -23,12 +21,6 @@ import (
 const (
 	NameSetIncidentStatus = "SetIncidentStatus"
 	NameAddTimeline       = "AddTimeline"
-)
-
-// Error types for non-retryable application errors, so workflows and the Temporal
-// UI can tell policy failures from transient ones.
-const (
-	ErrTypeNotFound = "NotFound"
 )
 
 // Activities holds the dependencies every activity uses.
@@ -42,10 +34,6 @@ type Activities struct {
 	Egress *http.Client
 	// Sealer opens the sealed signing secrets of webhook endpoints.
 	Sealer *auth.Sealer
-	// SQLTargets are the databases sql_migration steps may change, by name,
-	// and which tenants may use each, so runbooks never carry connection
-	// strings and a tenant reaches only the databases named for it.
-	SQLTargets SQLTargets
 	// DataSources reaches the tenants' data sources through the guarded
 	// client and dialer with the operator's allowlist; nil disables gathering.
 	DataSources *datasources.Connector
@@ -90,7 +78,7 @@ func (a *Activities) SetIncidentStatus(ctx context.Context, in StatusInput) (Sta
 		Entry:      in.Timeline.entry(),
 	})
 	if err != nil {
-		return StatusOutput{}, classify(err)
+		return StatusOutput{}, temporalx.Classify(err)
 	}
 	return StatusOutput{PreviousStatus: inc.Status}, nil
 }
@@ -98,7 +86,7 @@ func (a *Activities) SetIncidentStatus(ctx context.Context, in StatusInput) (Sta
 // AddTimeline records one timeline entry.
 func (a *Activities) AddTimeline(ctx context.Context, in TimelineInput) error {
 	e := in.entry()
-	return classify(a.Store.AddTimeline(ctx, &e))
+	return temporalx.Classify(a.Store.AddTimeline(ctx, &e))
 }
 
 func (in TimelineInput) entry() models.TimelineEntry {
@@ -106,16 +94,4 @@ func (in TimelineInput) entry() models.TimelineEntry {
 		TenantID: in.TenantID, IncidentID: in.IncidentID, At: in.At.UTC(),
 		Kind: in.Kind, Message: in.Message, Actor: in.Actor, DedupKey: in.DedupKey,
 	}
-}
-
-// classify turns store errors that no retry can fix into non-retryable
-// application errors; everything else (connection loss, timeouts) is retried.
-func classify(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, models.ErrNotFound) {
-		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeNotFound, err)
-	}
-	return err
 }

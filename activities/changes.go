@@ -8,6 +8,7 @@ import (
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // NameReadChanges is the registered name of the activity that reads a pass's
@@ -49,12 +50,12 @@ type ChangesOutput struct {
 func (a *Activities) ReadChanges(ctx context.Context, in ChangesInput) (ChangesOutput, error) {
 	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
 	if err != nil {
-		return ChangesOutput{}, classify(err)
+		return ChangesOutput{}, temporalx.Classify(err)
 	}
 	onset := datasources.ScopeOf(alertOf(inc), in.At, 0).Onset
 	rows, err := a.Store.ChangesInWindow(ctx, in.TenantID, onset.Add(-ChangesLookback), in.At.Add(time.Minute), changesWindowMaxCount)
 	if err != nil {
-		return ChangesOutput{}, classify(err)
+		return ChangesOutput{}, temporalx.Classify(err)
 	}
 	return ChangesOutput{Changes: passChanges(rows, inc.Service)}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // NameDeliverEvent is the registered name of the one-attempt delivery activity.
@@ -76,7 +77,7 @@ func (a *Activities) DeliverEvent(ctx context.Context, in DeliverInput) (Deliver
 	b, err := a.Store.LoadDelivery(ctx, in.DeliveryID)
 	if errors.Is(err, models.ErrNotFound) {
 		metrics.EventDeliveries.WithLabelValues(metrics.OutcomeAbandoned).Inc()
-		return DeliverOutput{Outcome: DeliveryAbandoned}, classify(a.Store.FinishDelivery(ctx, in.DeliveryID, models.DeliveryFailed, time.Now().UTC()))
+		return DeliverOutput{Outcome: DeliveryAbandoned}, temporalx.Classify(a.Store.FinishDelivery(ctx, in.DeliveryID, models.DeliveryFailed, time.Now().UTC()))
 	}
 	if err != nil {
 		return DeliverOutput{}, err
@@ -86,7 +87,7 @@ func (a *Activities) DeliverEvent(ctx context.Context, in DeliverInput) (Deliver
 	}
 	if b.Endpoint.Status != models.EndpointActive {
 		metrics.EventDeliveries.WithLabelValues(metrics.OutcomeAbandoned).Inc()
-		return DeliverOutput{Outcome: DeliveryAbandoned}, classify(a.Store.FinishDelivery(ctx, in.DeliveryID, models.DeliveryFailed, time.Now().UTC()))
+		return DeliverOutput{Outcome: DeliveryAbandoned}, temporalx.Classify(a.Store.FinishDelivery(ctx, in.DeliveryID, models.DeliveryFailed, time.Now().UTC()))
 	}
 	rctx, cancel := context.WithTimeout(ctx, DeliveryTimeout)
 	defer cancel()
@@ -177,7 +178,7 @@ func (a *Activities) send(req *http.Request, in DeliverInput) (DeliverOutput, mo
 	case resp.StatusCode == http.StatusGone:
 		out.Outcome, rec.Error = DeliveryGone, "endpoint answered 410 Gone; disabled"
 	default:
-		out.Outcome, out.RetryAfter = DeliveryRetry, retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		out.Outcome, out.RetryAfter = DeliveryRetry, egress.RetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		rec.Error = "unexpected status " + strconv.Itoa(resp.StatusCode)
 	}
 	return retryOrFail(out, in), rec
@@ -189,21 +190,6 @@ func retryOrFail(out DeliverOutput, in DeliverInput) DeliverOutput {
 		out.Outcome = DeliveryFailed
 	}
 	return out
-}
-
-// retryAfter parses Retry-After (delay seconds or an HTTP date); zero when absent
-// or unparseable.
-func retryAfter(h string, now time.Time) time.Duration {
-	if h == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(h); err == nil && s > 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil && t.After(now) {
-		return t.Sub(now).Round(time.Second)
-	}
-	return 0
 }
 
 // deliveryStatus is the delivery row's state after an attempt with outcome.

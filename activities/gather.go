@@ -11,6 +11,7 @@ import (
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // Registered names of the gathering activities.
@@ -68,7 +69,7 @@ func (a *Activities) PlanGathering(ctx context.Context, in GatherPlanInput) (Gat
 	}
 	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
 	if err != nil {
-		return GatherPlan{}, classify(err)
+		return GatherPlan{}, temporalx.Classify(err)
 	}
 	srcs := make([]datasources.Source, len(rows))
 	for i, r := range rows {
@@ -134,7 +135,7 @@ func (a *Activities) RunDataSourceQuery(ctx context.Context, in QueryInput) (Que
 	}
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go heartbeat(hctx)
+	go temporalx.Heartbeat(hctx)
 	res, err := a.DataSources.Run(ctx, cfg, q)
 	if err != nil {
 		// The message may quote what the system answered; it must not quote

@@ -18,6 +18,7 @@ import (
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // Registered names of the investigation activities.
@@ -49,7 +50,7 @@ const (
 // reads the coverage has no business seeing, so it goes to the worker's log.
 func storeUnavailable(ctx context.Context, in AgentInput, err error) error {
 	if errors.Is(err, models.ErrNotFound) {
-		return classify(err)
+		return temporalx.Classify(err)
 	}
 	activity.GetLogger(ctx).Warn("agent could not reach the database", "tenant_id", in.TenantID,
 		"investigation_id", in.InvestigationID, "agent", in.AgentRole, "error", err)
@@ -80,7 +81,7 @@ type TriageOutput struct {
 func (a *Activities) TriageIncident(ctx context.Context, in TriageInput) (TriageOutput, error) {
 	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
 	if err != nil {
-		return TriageOutput{}, classify(err)
+		return TriageOutput{}, temporalx.Classify(err)
 	}
 	fallback := inc.Severity
 	if fallback == "" {
@@ -96,7 +97,7 @@ func (a *Activities) TriageIncident(ctx context.Context, in TriageInput) (Triage
 	err = a.Store.SetIncidentSeverity(ctx, in.TenantID, in.IncidentID, sev, models.TimelineEntry{
 		At: in.At.UTC(), Kind: "triaged", Message: msg, Actor: "causeway", DedupKey: in.DedupKey,
 	})
-	return out, classify(err)
+	return out, temporalx.Classify(err)
 }
 
 func triageReason(severity string, agents, readers []string) string {
@@ -194,7 +195,7 @@ func (a *Activities) BeginInvestigation(ctx context.Context, in BeginInput) (Beg
 			"the monthly investigation quota of this tenant is used up", ErrTypeQuotaExceeded, err)
 	}
 	if err != nil {
-		return BeginOutput{}, classify(err)
+		return BeginOutput{}, temporalx.Classify(err)
 	}
 	return BeginOutput{Agents: inv.Agents}, nil
 }
@@ -265,7 +266,7 @@ func (a *Activities) RunAgent(ctx context.Context, in AgentInput) (AgentSummary,
 	}
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go heartbeat(hctx)
+	go temporalx.Heartbeat(hctx)
 	run := &models.AgentRun{ID: runID, TenantID: in.TenantID, InvestigationID: in.InvestigationID,
 		AgentRole: in.AgentRole, Model: OfflineModel, UpdatedAt: time.Now().UTC()}
 	if prev != nil {
@@ -355,10 +356,8 @@ func classifyLLM(err error) error {
 	return temporal.NewNonRetryableApplicationError(msg, typ, err)
 }
 
-// shorten keeps reasons readable in coverage, the timeline, delivery attempts
-// and history. It cuts on a rune boundary: PostgreSQL refuses invalid UTF-8,
-// so a cut inside a character would fail the write on every retry.
-func shorten(s string) string { return shortenTo(s, 300) }
+// shorten is temporalx.Reason: reasons kept readable wherever they are recorded.
+func shorten(s string) string { return temporalx.Reason(s) }
 
 // shortenTo cuts s to about limit bytes on a rune boundary, marking the cut.
 func shortenTo(s string, limit int) string { return clip.To(s, limit) }
@@ -393,11 +392,11 @@ type SynthesisSummary struct {
 func (a *Activities) SynthesizeInvestigation(ctx context.Context, in SynthesisInput) (SynthesisSummary, error) {
 	inv, err := a.Store.GetInvestigation(ctx, in.TenantID, in.InvestigationID)
 	if err != nil {
-		return SynthesisSummary{}, classify(err)
+		return SynthesisSummary{}, temporalx.Classify(err)
 	}
 	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
 	if err != nil {
-		return SynthesisSummary{}, classify(err)
+		return SynthesisSummary{}, temporalx.Classify(err)
 	}
 	runs, err := a.Store.AgentRuns(ctx, in.InvestigationID)
 	if err != nil {
@@ -465,7 +464,7 @@ type FinishOutput struct {
 func (a *Activities) FinishInvestigation(ctx context.Context, in FinishInput) (FinishOutput, error) {
 	before, err := a.Store.GetInvestigation(ctx, in.TenantID, in.InvestigationID)
 	if err != nil {
-		return FinishOutput{}, classify(err)
+		return FinishOutput{}, temporalx.Classify(err)
 	}
 	status, err := a.Store.FinishInvestigation(ctx, models.FinishSpec{
 		TenantID: in.TenantID, InvestigationID: in.InvestigationID, Status: in.Status,
@@ -474,7 +473,7 @@ func (a *Activities) FinishInvestigation(ctx context.Context, in FinishInput) (F
 			Actor: "causeway", DedupKey: in.DedupKey},
 	})
 	if err != nil {
-		return FinishOutput{}, classify(err)
+		return FinishOutput{}, temporalx.Classify(err)
 	}
 	if before.Status == models.InvestigationRunning { // count a pass once, not per retry
 		metrics.ObserveInvestigation(in.Status, in.At.Sub(before.StartedAt))

@@ -16,6 +16,7 @@ import (
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // NameRunAgentStep is the registered name of one tool-use step of an agent.
@@ -136,7 +137,7 @@ func (a *Activities) RunAgentStep(ctx context.Context, in AgentStepInput) (Agent
 
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
-	go heartbeat(hctx)
+	go temporalx.Heartbeat(hctx)
 	out := AgentStepOutput{Tools: true, Budget: a.Tools, QueryTimeout: a.DataSources.Options().QueryTimeout}
 	step, usage, err := a.LLM.InvestigateStep(ctx, ag.AgentRole, input, toolContext(tools, srcs, sc), specs, turns, in.Final)
 	out.PromptTokens, out.CompletionTokens = usage.PromptTokens, usage.CompletionTokens

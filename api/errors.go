@@ -6,34 +6,34 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/errcode"
 )
 
 // statusOf is the one table from error code to HTTP status.
 var statusOf = map[string]int{
-	service.CodeValidation:              http.StatusBadRequest,
-	service.CodeUnauthorized:            http.StatusUnauthorized,
-	service.CodeInvalidCredentials:      http.StatusUnauthorized,
-	service.CodeForbidden:               http.StatusForbidden,
-	service.CodeNotFound:                http.StatusNotFound,
-	service.CodeIncidentNotFound:        http.StatusNotFound,
-	service.CodeRemediationNotFound:     http.StatusNotFound,
-	service.CodePlanChanged:             http.StatusConflict,
-	service.CodeOAuthProviderDisabled:   http.StatusNotFound,
-	service.CodeMethodNotAllowed:        http.StatusMethodNotAllowed,
-	service.CodeEmailTaken:              http.StatusConflict,
-	service.CodeIdentityLinked:          http.StatusConflict,
-	service.CodeInvalidStatus:           http.StatusConflict,
-	service.CodeDuplicateAlert:          http.StatusConflict,
-	service.CodeInvestigationInProgress: http.StatusConflict,
-	service.CodeSignupDisabled:          http.StatusForbidden,
-	service.CodePlanRequired:            http.StatusForbidden,
-	service.CodePayloadTooLarge:         http.StatusRequestEntityTooLarge,
-	service.CodeEventQuotaExceeded:      http.StatusTooManyRequests,
-	service.CodeInvestigationQuota:      http.StatusTooManyRequests,
-	service.CodeRateLimited:             http.StatusTooManyRequests,
-	service.CodeInternal:                http.StatusInternalServerError,
-	service.CodeUnavailable:             http.StatusServiceUnavailable,
+	errcode.Validation:              http.StatusBadRequest,
+	errcode.Unauthorized:            http.StatusUnauthorized,
+	errcode.InvalidCredentials:      http.StatusUnauthorized,
+	errcode.Forbidden:               http.StatusForbidden,
+	errcode.NotFound:                http.StatusNotFound,
+	errcode.IncidentNotFound:        http.StatusNotFound,
+	errcode.RemediationNotFound:     http.StatusNotFound,
+	errcode.PlanChanged:             http.StatusConflict,
+	errcode.OAuthProviderDisabled:   http.StatusNotFound,
+	errcode.MethodNotAllowed:        http.StatusMethodNotAllowed,
+	errcode.EmailTaken:              http.StatusConflict,
+	errcode.IdentityLinked:          http.StatusConflict,
+	errcode.InvalidStatus:           http.StatusConflict,
+	errcode.DuplicateAlert:          http.StatusConflict,
+	errcode.InvestigationInProgress: http.StatusConflict,
+	errcode.SignupDisabled:          http.StatusForbidden,
+	errcode.PlanRequired:            http.StatusForbidden,
+	errcode.PayloadTooLarge:         http.StatusRequestEntityTooLarge,
+	errcode.EventQuotaExceeded:      http.StatusTooManyRequests,
+	errcode.InvestigationQuota:      http.StatusTooManyRequests,
+	errcode.RateLimited:             http.StatusTooManyRequests,
+	errcode.Internal:                http.StatusInternalServerError,
+	errcode.Unavailable:             http.StatusServiceUnavailable,
 }
 
 // fail answers with the {error, message} body for err and stops the chain.
@@ -53,12 +53,12 @@ func fail(c *gin.Context, err error) {
 // table and its code and message. Errors that are not client-facing are logged
 // with the request id and described as a generic 500, so internal details never
 // reach the caller. The dashboard describes its failures with it too.
-func Describe(c *gin.Context, err error) (int, *service.Error) {
-	e, ok := service.AsError(err)
+func Describe(c *gin.Context, err error) (int, *errcode.Error) {
+	e, ok := errcode.As(err)
 	if !ok {
 		slog.ErrorContext(c.Request.Context(), "request failed", slog.String("request_id", requestID(c)), slog.Any("error", err))
-		e = &service.Error{Code: service.CodeInternal, Message: "an unexpected error occurred; quote request id " + requestID(c)}
-	} else if e.Code == service.CodeUnavailable {
+		e = &errcode.Error{Code: errcode.Internal, Message: "an unexpected error occurred; quote request id " + requestID(c)}
+	} else if e.Code == errcode.Unavailable {
 		slog.WarnContext(c.Request.Context(), "dependency unavailable", slog.String("request_id", requestID(c)), slog.Any("error", err))
 	}
 	status, known := statusOf[e.Code]
@@ -70,5 +70,5 @@ func Describe(c *gin.Context, err error) (int, *service.Error) {
 
 // failCode is fail for errors raised in this package.
 func failCode(c *gin.Context, code, format string, a ...any) {
-	fail(c, service.Errorf(code, format, a...))
+	fail(c, errcode.New(code, format, a...))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/ratelimit"
 	"github.com/causeway/causeway/service"
@@ -79,7 +80,7 @@ func recovery(log *slog.Logger) gin.HandlerFunc {
 				log.Error("panic serving request", slog.String("request_id", requestID(c)),
 					slog.Any("panic", r), slog.String("stack", string(debug.Stack())))
 				if !c.Writer.Written() {
-					failCode(c, service.CodeInternal, "an unexpected error occurred; quote request id %s", requestID(c))
+					failCode(c, errcode.Internal, "an unexpected error occurred; quote request id %s", requestID(c))
 				}
 				c.Abort()
 			}
@@ -93,7 +94,7 @@ func recovery(log *slog.Logger) gin.HandlerFunc {
 func bodyLimit() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.ContentLength > MaxBodyBytes {
-			failCode(c, service.CodePayloadTooLarge, "request body must be at most %d bytes", MaxBodyBytes)
+			failCode(c, errcode.PayloadTooLarge, "request body must be at most %d bytes", MaxBodyBytes)
 			return
 		}
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes)
@@ -106,10 +107,10 @@ func readBody(c *gin.Context) ([]byte, error) {
 	b, err := io.ReadAll(c.Request.Body)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, service.Errorf(service.CodePayloadTooLarge, "request body must be at most %d bytes", MaxBodyBytes)
+		return nil, errcode.New(errcode.PayloadTooLarge, "request body must be at most %d bytes", MaxBodyBytes)
 	}
 	if err != nil {
-		return nil, service.Errorf(service.CodeValidation, "could not read request body")
+		return nil, errcode.New(errcode.Validation, "could not read request body")
 	}
 	return b, nil
 }
@@ -127,9 +128,9 @@ func bindJSON(c *gin.Context, v any) error {
 	if err := json.Unmarshal(b, v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return service.Errorf(service.CodeValidation, "field %s must be of type %s", typeErr.Field, typeErr.Type)
+			return errcode.New(errcode.Validation, "field %s must be of type %s", typeErr.Field, typeErr.Type)
 		}
-		return service.Errorf(service.CodeValidation, "body must be a valid JSON object")
+		return errcode.New(errcode.Validation, "body must be a valid JSON object")
 	}
 	return nil
 }
@@ -141,12 +142,12 @@ func authenticate(tokens *auth.Tokens) gin.HandlerFunc {
 		h := c.GetHeader("Authorization")
 		raw, ok := strings.CutPrefix(h, "Bearer ")
 		if !ok || raw == "" {
-			failCode(c, service.CodeUnauthorized, "a valid Bearer access token is required")
+			failCode(c, errcode.Unauthorized, "a valid Bearer access token is required")
 			return
 		}
 		p, err := tokens.Verify(strings.TrimSpace(raw))
 		if err != nil {
-			failCode(c, service.CodeUnauthorized, "a valid Bearer access token is required")
+			failCode(c, errcode.Unauthorized, "a valid Bearer access token is required")
 			return
 		}
 		setCaller(c, p)
@@ -201,7 +202,7 @@ func rateLimit(l ratelimit.Limiter, perMinute int, log *slog.Logger, key func(*g
 			retry := strconv.Itoa(max(ceilSeconds(res.RetryAfter), 1))
 			c.Header("X-RateLimit-Reset", retry)
 			c.Header("Retry-After", retry)
-			failCode(c, service.CodeRateLimited, "rate limit of %d requests per minute exceeded; retry in %s s", res.Limit, retry)
+			failCode(c, errcode.RateLimited, "rate limit of %d requests per minute exceeded; retry in %s s", res.Limit, retry)
 			return
 		}
 		c.Next()

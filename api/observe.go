@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/service"
@@ -27,7 +28,7 @@ func countAlerts(provider string, res *service.IngestResult, err error) {
 	switch {
 	case err != nil:
 		code := "rejected"
-		if e, ok := service.AsError(err); ok {
+		if e, ok := errcode.As(err); ok {
 			code = e.Code
 		}
 		metrics.AlertsIngested.WithLabelValues(provider, code).Inc()

@@ -7,31 +7,31 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/remediation"
 )
 
 // runbookJSON is a runbook as the API shows it.
 type runbookJSON struct {
-	RunbookID   string               `json:"runbookId"`
-	Name        string               `json:"name"`
-	Description string               `json:"description"`
-	Match       models.RunbookMatch  `json:"match"`
-	Steps       []models.RunbookStep `json:"steps"`
-	CreatedAt   time.Time            `json:"createdAt"`
+	RunbookID   string                    `json:"runbookId"`
+	Name        string                    `json:"name"`
+	Description string                    `json:"description"`
+	Match       remediation.RunbookMatch  `json:"match"`
+	Steps       []remediation.RunbookStep `json:"steps"`
+	CreatedAt   time.Time                 `json:"createdAt"`
 }
 
 // toRunbook shows step params through models.RedactParams: every role may list
 // runbooks, but only the admins who wrote them should see their credentials.
-func toRunbook(r *models.Runbook) runbookJSON {
-	steps := make([]models.RunbookStep, len(r.Steps))
+func toRunbook(r *remediation.Runbook) runbookJSON {
+	steps := make([]remediation.RunbookStep, len(r.Steps))
 	for i, s := range r.Steps {
-		steps[i] = models.RunbookStep{Type: s.Type, Description: s.Description, Params: models.RedactParams(s.Params)}
+		steps[i] = remediation.RunbookStep{Type: s.Type, Description: s.Description, Params: models.RedactParams(s.Params)}
 	}
 	return runbookJSON{RunbookID: r.ID, Name: r.Name, Description: r.Description, Match: r.Match, Steps: steps, CreatedAt: r.CreatedAt.UTC()}
 }
 
 func (h *handlers) createRunbook(c *gin.Context) {
-	var in service.RunbookInput
+	var in remediation.RunbookInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return
@@ -71,7 +71,7 @@ func (h *handlers) listRemediations(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	out := make([]models.RemediationView, len(rems))
+	out := make([]remediation.RemediationView, len(rems))
 	for i := range rems {
 		out[i] = rems[i].View()
 	}
@@ -79,7 +79,7 @@ func (h *handlers) listRemediations(c *gin.Context) {
 }
 
 func (h *handlers) approveRemediation(c *gin.Context) {
-	var in service.ApproveInput
+	var in remediation.ApproveInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return
@@ -88,11 +88,11 @@ func (h *handlers) approveRemediation(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"remediationId": c.Param("remediationId"), "status": models.RemediationApproved})
+	c.JSON(http.StatusOK, gin.H{"remediationId": c.Param("remediationId"), "status": remediation.Approved})
 }
 
 func (h *handlers) rejectRemediation(c *gin.Context) {
-	var in service.RejectInput
+	var in remediation.RejectInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return
@@ -101,7 +101,7 @@ func (h *handlers) rejectRemediation(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"remediationId": c.Param("remediationId"), "status": models.RemediationRejected})
+	c.JSON(http.StatusOK, gin.H{"remediationId": c.Param("remediationId"), "status": remediation.Rejected})
 }
 
 func (h *handlers) executeRemediation(c *gin.Context) {
@@ -109,5 +109,5 @@ func (h *handlers) executeRemediation(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"remediationId": c.Param("remediationId"), "status": models.RemediationExecuting})
+	c.JSON(http.StatusOK, gin.H{"remediationId": c.Param("remediationId"), "status": remediation.Executing})
 }

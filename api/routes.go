@@ -8,8 +8,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/ratelimit"
+	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
 )
 
@@ -38,7 +40,7 @@ type Deps struct {
 	// Investigations starts passes and serves their results.
 	Investigations *service.Investigations
 	// Remediations serves runbooks and the approval-gated remediations.
-	Remediations *service.Remediations
+	Remediations *remediation.Service
 	// WebhookEndpoints manages outbound event subscriptions.
 	WebhookEndpoints *service.WebhookEndpoints
 	// Analytics aggregates incident and accuracy figures.
@@ -80,10 +82,10 @@ func NewRouter(d Deps) *gin.Engine {
 	r.ContextWithFallback = true
 	r.Use(requestIDs(), accessLog(d.Log), observe(), recovery(d.Log), bodyLimit())
 	r.NoRoute(func(c *gin.Context) {
-		failCode(c, service.CodeNotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path)
+		failCode(c, errcode.NotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path)
 	})
 	r.NoMethod(func(c *gin.Context) {
-		failCode(c, service.CodeMethodNotAllowed, "method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path)
+		failCode(c, errcode.MethodNotAllowed, "method %s is not allowed on %s", c.Request.Method, c.Request.URL.Path)
 	})
 
 	h := &handlers{d}

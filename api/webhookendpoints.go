@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/service"
 )
@@ -88,7 +89,7 @@ func (h *handlers) deleteWebhookEndpoint(c *gin.Context) {
 func (h *handlers) listDeliveries(c *gin.Context) {
 	limit, err := strconv.Atoi(c.DefaultQuery("limit", "0"))
 	if err != nil {
-		failCode(c, service.CodeValidation, "limit must be an integer")
+		failCode(c, errcode.Validation, "limit must be an integer")
 		return
 	}
 	atts, err := h.WebhookEndpoints.Deliveries(c.Request.Context(), caller(c), c.Param("endpointId"), limit)

@@ -30,6 +30,7 @@ import (
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
 	"github.com/causeway/causeway/ratelimit"
+	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
 	"github.com/causeway/causeway/ui"
 	"github.com/causeway/causeway/worker"
@@ -142,8 +143,8 @@ func (a *App) Relay() *service.Relay {
 
 // Reconciler returns the component that starts the workflow of any proposed
 // remediation still without one; the worker processes run it.
-func (a *App) Reconciler() *service.Reconciler {
-	return service.NewReconciler(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
+func (a *App) Reconciler() *remediation.Reconciler {
+	return remediation.NewReconciler(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
 }
 
 // Router builds the HTTP API with the dashboard beside it.
@@ -171,7 +172,7 @@ func (a *App) Router() http.Handler {
 		Health:                      service.NewHealth(a.Store, a.Limiter, a.Temporal),
 		APIKeys:                     service.NewAPIKeys(a.Store, a.sealer),
 		Investigations:              service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log),
-		Remediations:                service.NewRemediations(a.Store, a.Temporal, a.sqlTargets(), c.EgressAllowPrivate),
+		Remediations:                remediation.NewService(a.Store, a.Temporal, c.TemporalTaskQueue, a.sqlTargets(), c.EgressAllowPrivate),
 		WebhookEndpoints:            service.NewWebhookEndpoints(a.Store, a.sealer, c.EgressAllowPrivate),
 		Analytics:                   service.NewAnalytics(a.Store),
 		Outcomes:                    service.NewOutcomes(a.Store, a.Temporal),
@@ -218,8 +219,8 @@ func (a *App) DashboardURL() string { return a.PublicURL() + ui.Prefix + "/" }
 
 // sqlTargets is what the API checks runbooks against and the worker runs
 // sql_migration steps with.
-func (a *App) sqlTargets() activities.SQLTargets {
-	return activities.SQLTargets{DSNs: a.Config.SQLTargetMap(), Tenants: a.Config.SQLTargetTenantMap()}
+func (a *App) sqlTargets() remediation.SQLTargets {
+	return remediation.SQLTargets{DSNs: a.Config.SQLTargetMap(), Tenants: a.Config.SQLTargetTenantMap()}
 }
 
 // PublicURL is where browsers and monitoring tools reach the API.
@@ -232,9 +233,9 @@ func (a *App) PublicURL() string {
 
 // Worker builds the Temporal worker with every workflow and activity.
 func (a *App) Worker() sdkworker.Worker {
-	acts := &activities.Activities{Store: a.Store, Sealer: a.sealer, SQLTargets: a.sqlTargets(),
-		Egress: egress.NewClient(egress.Options{AllowPrivate: a.Config.EgressAllowPrivate,
-			Timeout: activities.StepRequestTimeout, ResponseHeaderTimeout: activities.StepRequestTimeout}),
+	out := egress.NewClient(egress.Options{AllowPrivate: a.Config.EgressAllowPrivate,
+		Timeout: remediation.StepRequestTimeout, ResponseHeaderTimeout: remediation.StepRequestTimeout})
+	acts := &activities.Activities{Store: a.Store, Sealer: a.sealer, Egress: out,
 		DataSources: a.DataSourceConnector(),
 		Gathering: activities.Gathering{Budget: a.Config.DataSourcePassBudget, MaxQueries: a.Config.DataSourceMaxQueries,
 			Lookback: a.Config.DataSourceLookback},
@@ -245,7 +246,8 @@ func (a *App) Worker() sdkworker.Worker {
 		// attempt is still spending tokens.
 		acts.LLM = llm.New(llm.Config{BaseURL: c.LLMBaseURL, APIKey: c.LLMAPIKey, Model: c.LLMModel, Timeout: 55 * time.Second})
 	}
-	return worker.New(a.Temporal, a.Config.TemporalTaskQueue, acts)
+	rem := &remediation.Activities{Kernel: a.Store, Store: remediation.NewStore(a.Store.DB()), Egress: out, SQLTargets: a.sqlTargets()}
+	return worker.New(a.Temporal, a.Config.TemporalTaskQueue, acts, rem)
 }
 
 // Serve runs the HTTP server until ctx ends, then drains in-flight requests.

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -32,8 +31,10 @@ const (
 	ModeDev
 )
 
-// Config is every setting of the README's configuration table. Field names
-// mirror the environment keys.
+// Config is every setting, typed, as the rest of the code reads it. Field names
+// mirror the environment keys; each field's mapstructure tag is a key of the
+// settings table (settings.go), which holds its default, validation, masking
+// and README line.
 type Config struct {
 	HTTPAddr  string `mapstructure:"http_addr"`
 	DataDir   string `mapstructure:"data_dir"`
@@ -129,10 +130,6 @@ type Config struct {
 	LLMToolTokens int `mapstructure:"llm_tool_tokens"`
 }
 
-// devDataSourceNetworks is what `make run` lets data sources live on: this
-// machine and the private ranges (never link-local, where cloud metadata is).
-const devDataSourceNetworks = "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
-
 // OAuthConfig holds both identity providers. Endpoints are configurable so that
 // GitHub Enterprise, a Google-compatible IdP or a test server can stand in.
 type OAuthConfig struct {
@@ -165,72 +162,6 @@ type PlanQuota struct {
 	InvestigationsPerMonth int `mapstructure:"investigations_per_month"`
 }
 
-// planKeys are the plan settings (CAUSEWAY_PLAN_<PLAN>_*), kept apart from
-// keys only so that the table above stays as it was.
-var planKeys = map[string]any{
-	"plan.team.events_per_month":               100000,
-	"plan.team.investigations_per_month":       10000,
-	"plan.enterprise.events_per_month":         0,
-	"plan.enterprise.investigations_per_month": 0,
-}
-
-// keys lists every setting with its default; viper only binds env vars for keys it knows.
-var keys = map[string]any{
-	"http_addr":                        "127.0.0.1:8080",
-	"data_dir":                         "./data",
-	"log_level":                        "info",
-	"public_url":                       "",
-	"database_url":                     "",
-	"redis_url":                        "",
-	"temporal_address":                 "",
-	"temporal_namespace":               "default",
-	"temporal_ui_addr":                 "127.0.0.1:8233",
-	"temporal_ui_url":                  "",
-	"temporal_embedded_port":           7233,
-	"temporal_task_queue":              "causeway",
-	"auth_jwt_secret":                  "",
-	"auth_issuer":                      "causeway",
-	"auth_audience":                    "causeway-api",
-	"auth_token_ttl":                   "1h",
-	"auth_refresh_ttl":                 "720h",
-	"auth_signup_enabled":              false,
-	"secrets_key":                      "",
-	"llm_base_url":                     "",
-	"llm_api_key":                      "",
-	"llm_model":                        "",
-	"egress_allow_private":             false,
-	"quota_events_per_month":           10000,
-	"quota_investigations_per_month":   1000,
-	"rate_limit_per_minute":            1200,
-	"auth_rate_limit_per_minute":       60,
-	"webhook_ip_rate_limit_per_minute": 6000,
-	"trusted_proxies":                  "",
-	"metrics_addr":                     "",
-	"oauth.github.client_id":           "",
-	"oauth.github.client_secret":       "",
-	"oauth.github.auth_url":            "https://github.com/login/oauth/authorize",
-	"oauth.github.token_url":           "https://github.com/login/oauth/access_token",
-	"oauth.github.userinfo_url":        "https://api.github.com/user",
-	"oauth.github.emails_url":          "https://api.github.com/user/emails",
-	"oauth.google.client_id":           "",
-	"oauth.google.client_secret":       "",
-	"oauth.google.auth_url":            "https://accounts.google.com/o/oauth2/v2/auth",
-	"oauth.google.token_url":           "https://oauth2.googleapis.com/token",
-	"oauth.google.userinfo_url":        "https://openidconnect.googleapis.com/v1/userinfo",
-	"oauth.google.emails_url":          "",
-	"sql_targets":                      "",
-	"sql_target_tenants":               "",
-	"datasource_allowed_networks":      "",
-	"datasource_query_timeout":         "10s",
-	"datasource_result_cap":            4096,
-	"datasource_pass_budget":           "30s",
-	"datasource_max_queries":           60,
-	"datasource_lookback":              "30m",
-	"llm_tool_calls":                   8,
-	"llm_tool_bytes":                   32768,
-	"llm_tool_tokens":                  30000,
-}
-
 // Load reads defaults, then the YAML file (when path is not empty), then CAUSEWAY_*
 // environment variables, and validates the result. In ModeDev the secrets that are
 // not given are generated once and kept in the data dir, so tokens and encrypted
@@ -261,22 +192,17 @@ func Load(path string, mode Mode) (*Config, error) {
 	return &c, nil
 }
 
-// withDefaults is a viper instance holding every key's default for mode.
+// withDefaults is a viper instance holding every setting's default for mode,
+// from the settings table; viper binds a CAUSEWAY_* variable only for a key it
+// knows, so this is also what makes the environment apply.
 func withDefaults(mode Mode) *viper.Viper {
 	v := viper.New()
-	for k, def := range keys {
-		v.SetDefault(k, def)
-	}
-	for k, def := range planKeys {
-		v.SetDefault(k, def)
-	}
-	if mode == ModeDev {
-		// On a laptop private addresses are the point, and the first person to
-		// open the dashboard signs up; in production an operator creates the
-		// first tenant (causeway tenant create) unless sign-up is turned on.
-		v.SetDefault("egress_allow_private", true)
-		v.SetDefault("auth_signup_enabled", true)
-		v.SetDefault("datasource_allowed_networks", devDataSourceNetworks)
+	for _, s := range settings {
+		def := s.def
+		if mode == ModeDev && s.dev != nil {
+			def = s.dev
+		}
+		v.SetDefault(s.key, def)
 	}
 	return v
 }
@@ -288,134 +214,51 @@ func withDefaults(mode Mode) *viper.Viper {
 func Defaults(mode Mode) Config {
 	var c Config
 	if err := withDefaults(mode).Unmarshal(&c); err != nil {
-		// The defaults are literals of this file; failing to decode them is
-		// a programming error caught by the first test that calls this.
+		// The defaults are literals of the settings table; failing to decode
+		// them is a programming error caught by the first test that calls this.
 		panic(fmt.Sprintf("config: decode defaults: %v", err))
 	}
 	return c
 }
 
-// Validate reports every problem at once, each naming the environment variable to fix.
+// Validate reports every problem at once, each naming the environment variable
+// to fix: first each setting's own check from the settings table, then the
+// rules that tie settings together.
 func (c *Config) Validate() error {
 	var errs []error
-	bad := func(key, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("CAUSEWAY_%s: %s", key, fmt.Sprintf(format, a...)))
+	bad := func(name, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("CAUSEWAY_%s: %s", name, fmt.Sprintf(format, a...)))
 	}
-	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
-		bad("HTTP_ADDR", "want host:port, got %q", c.HTTPAddr)
+	for _, s := range settings {
+		if s.check.ok == nil {
+			continue
+		}
+		if err := s.check.ok(c.value(s.key)); err != nil {
+			bad(s.name(), "%v", err)
+		}
 	}
 	if c.DatabaseURL == "" && c.DataDir == "" {
 		bad("DATA_DIR", "required when CAUSEWAY_DATABASE_URL is empty (SQLite lives there)")
 	}
-	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
-		bad("DATABASE_URL", "must be a postgres:// URL")
-	}
-	if c.RedisURL != "" {
-		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
-			bad("REDIS_URL", "must be a redis:// or rediss:// URL")
-		}
-	}
-	if c.TemporalAddress != "" {
-		if _, _, err := net.SplitHostPort(c.TemporalAddress); err != nil {
-			bad("TEMPORAL_ADDRESS", "want host:port, got %q", c.TemporalAddress)
-		}
-	}
-	if c.TemporalNamespace == "" {
-		bad("TEMPORAL_NAMESPACE", "must not be empty")
-	}
-	if c.TemporalUIURL != "" {
-		if u, err := url.Parse(c.TemporalUIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("TEMPORAL_UI_URL", "must be an absolute http:// or https:// URL, got %q", c.TemporalUIURL)
-		}
-	}
-	if c.TemporalEmbeddedPort < 0 || c.TemporalEmbeddedPort > 65535 {
-		bad("TEMPORAL_EMBEDDED_PORT", "must be a port number")
-	}
-	if len(c.AuthJWTSecret) < 32 {
-		bad("AUTH_JWT_SECRET", "must be at least 32 characters (HS256 key)")
-	}
 	if c.AuthIssuer == "" || c.AuthAudience == "" {
 		bad("AUTH_ISSUER", "issuer and CAUSEWAY_AUTH_AUDIENCE must not be empty")
 	}
-	if c.AuthTokenTTL < time.Minute || c.AuthTokenTTL > 24*time.Hour {
-		bad("AUTH_TOKEN_TTL", "must be between 1m and 24h, got %s", c.AuthTokenTTL)
-	}
 	if c.AuthRefreshTTL < c.AuthTokenTTL {
 		bad("AUTH_REFRESH_TTL", "must be at least the access token lifetime")
-	}
-	if k, err := base64.StdEncoding.DecodeString(c.SecretsKey); err != nil || len(k) != 32 {
-		bad("SECRETS_KEY", "must be 32 bytes, base64-encoded (openssl rand -base64 32)")
 	}
 	llmSet := c.LLMBaseURL != "" || c.LLMAPIKey != "" || c.LLMModel != ""
 	if llmSet && (c.LLMBaseURL == "" || c.LLMModel == "") {
 		bad("LLM_BASE_URL", "CAUSEWAY_LLM_BASE_URL and CAUSEWAY_LLM_MODEL are both required to use an LLM")
 	}
 	if c.QuotaEventsPerMonth < 0 || c.QuotaInvestigationsPerMonth < 0 {
-		bad("QUOTA_EVENTS_PER_MONTH", "quotas must be ≥ 0 (0 = unlimited)")
+		bad("QUOTA_EVENTS_PER_MONTH", "this and CAUSEWAY_QUOTA_INVESTIGATIONS_PER_MONTH, the free plan's quotas, must be ≥ 0 (0 = unlimited)")
 	}
-	for _, q := range []struct {
-		key string
-		v   int
-	}{
-		{"PLAN_TEAM_EVENTS_PER_MONTH", c.Plans.Team.EventsPerMonth},
-		{"PLAN_TEAM_INVESTIGATIONS_PER_MONTH", c.Plans.Team.InvestigationsPerMonth},
-		{"PLAN_ENTERPRISE_EVENTS_PER_MONTH", c.Plans.Enterprise.EventsPerMonth},
-		{"PLAN_ENTERPRISE_INVESTIGATIONS_PER_MONTH", c.Plans.Enterprise.InvestigationsPerMonth},
-	} {
-		if q.v < 0 {
-			bad(q.key, "quotas must be ≥ 0 (0 = unlimited)")
-		}
+	if c.DataSourcePassBudget < c.DataSourceQueryTimeout {
+		bad("DATASOURCE_PASS_BUDGET", "must be at least CAUSEWAY_DATASOURCE_QUERY_TIMEOUT (%s), got %s", c.DataSourceQueryTimeout, c.DataSourcePassBudget)
 	}
-	if c.RateLimitPerMinute < 0 {
-		bad("RATE_LIMIT_PER_MINUTE", "must be ≥ 0 (0 = unlimited)")
-	}
-	if c.AuthRateLimitPerMinute < 0 {
-		bad("AUTH_RATE_LIMIT_PER_MINUTE", "must be ≥ 0 (0 = unlimited)")
-	}
-	if c.WebhookIPRateLimitPerMinute < 0 {
-		bad("WEBHOOK_IP_RATE_LIMIT_PER_MINUTE", "must be ≥ 0 (0 = unlimited)")
-	}
-	for _, p := range c.TrustedProxyList() {
-		if _, err := netip.ParsePrefix(p); err != nil {
-			if _, err := netip.ParseAddr(p); err != nil {
-				bad("TRUSTED_PROXIES", "%q is neither an IP address nor a CIDR", p)
-			}
-		}
-	}
-	targets, err := ParseSQLTargets(c.SQLTargets)
-	if err != nil {
-		bad("SQL_TARGETS", "%v", err)
-	}
-	if _, err := ParseNetworks(c.DataSourceAllowedNetworks); err != nil {
-		bad("DATASOURCE_ALLOWED_NETWORKS", "%v", err)
-	}
-	if c.DataSourceQueryTimeout < time.Second || c.DataSourceQueryTimeout > 2*time.Minute {
-		bad("DATASOURCE_QUERY_TIMEOUT", "must be between 1s and 2m, got %s", c.DataSourceQueryTimeout)
-	}
-	if c.DataSourceResultCap < 512 || c.DataSourceResultCap > 1<<20 {
-		bad("DATASOURCE_RESULT_CAP", "must be between 512 and 1048576 bytes, got %d", c.DataSourceResultCap)
-	}
-	if c.DataSourcePassBudget < c.DataSourceQueryTimeout || c.DataSourcePassBudget > 10*time.Minute {
-		bad("DATASOURCE_PASS_BUDGET", "must be at least CAUSEWAY_DATASOURCE_QUERY_TIMEOUT and at most 10m, got %s", c.DataSourcePassBudget)
-	}
-	if c.DataSourceMaxQueries < 1 || c.DataSourceMaxQueries > 500 {
-		bad("DATASOURCE_MAX_QUERIES", "must be between 1 and 500, got %d", c.DataSourceMaxQueries)
-	}
-	if c.DataSourceLookback < time.Minute || c.DataSourceLookback > 24*time.Hour {
-		bad("DATASOURCE_LOOKBACK", "must be between 1m and 24h, got %s", c.DataSourceLookback)
-	}
-	if c.LLMToolCalls < 0 || c.LLMToolCalls > 50 {
-		bad("LLM_TOOL_CALLS", "must be between 0 and 50, got %d", c.LLMToolCalls)
-	}
-	if c.LLMToolBytes < 1024 || c.LLMToolBytes > 1<<20 {
-		bad("LLM_TOOL_BYTES", "must be between 1024 and 1048576, got %d", c.LLMToolBytes)
-	}
-	if c.LLMToolTokens < 1000 || c.LLMToolTokens > 1000000 {
-		bad("LLM_TOOL_TOKENS", "must be between 1000 and 1000000, got %d", c.LLMToolTokens)
-	}
-	if tenants, err := ParseSQLTargetTenants(c.SQLTargetTenants); err != nil {
-		bad("SQL_TARGET_TENANTS", "%v", err)
-	} else if targets != nil {
+	targets, errTargets := ParseSQLTargets(c.SQLTargets)
+	tenants, errTenants := ParseSQLTargetTenants(c.SQLTargetTenants)
+	if errTargets == nil && errTenants == nil {
 		for name := range tenants {
 			if _, ok := targets[name]; !ok {
 				bad("SQL_TARGET_TENANTS", "target %q is not in CAUSEWAY_SQL_TARGETS", name)
@@ -503,69 +346,6 @@ func persistedSecret(path string) (string, error) {
 		return "", fmt.Errorf("config: write %s: %w", path, err)
 	}
 	return s, nil
-}
-
-// Masked returns the settings as printable key/value pairs with every secret hidden,
-// for the start-up log line.
-func (c *Config) Masked() map[string]any {
-	mask := func(s string) string {
-		if s == "" {
-			return ""
-		}
-		return "****"
-	}
-	m := map[string]any{
-		"HTTP_ADDR":                        c.HTTPAddr,
-		"LOG_LEVEL":                        c.LogLevel,
-		"DATA_DIR":                         c.DataDir,
-		"PUBLIC_URL":                       c.PublicURL,
-		"DATABASE_URL":                     redactURL(c.DatabaseURL),
-		"REDIS_URL":                        redactURL(c.RedisURL),
-		"TEMPORAL_ADDRESS":                 c.TemporalAddress,
-		"TEMPORAL_NAMESPACE":               c.TemporalNamespace,
-		"TEMPORAL_UI_ADDR":                 c.TemporalUIAddr,
-		"TEMPORAL_UI_URL":                  c.TemporalUIURL,
-		"TEMPORAL_EMBEDDED_PORT":           c.TemporalEmbeddedPort,
-		"TEMPORAL_TASK_QUEUE":              c.TemporalTaskQueue,
-		"AUTH_JWT_SECRET":                  mask(c.AuthJWTSecret),
-		"AUTH_ISSUER":                      c.AuthIssuer,
-		"AUTH_AUDIENCE":                    c.AuthAudience,
-		"AUTH_TOKEN_TTL":                   c.AuthTokenTTL.String(),
-		"AUTH_REFRESH_TTL":                 c.AuthRefreshTTL.String(),
-		"AUTH_RATE_LIMIT_PER_MINUTE":       c.AuthRateLimitPerMinute,
-		"WEBHOOK_IP_RATE_LIMIT_PER_MINUTE": c.WebhookIPRateLimitPerMinute,
-		"TRUSTED_PROXIES":                  c.TrustedProxies,
-		"AUTH_SIGNUP_ENABLED":              c.AuthSignupEnabled,
-		"SECRETS_KEY":                      mask(c.SecretsKey),
-		"LLM_BASE_URL":                     c.LLMBaseURL,
-		"LLM_API_KEY":                      mask(c.LLMAPIKey),
-		"LLM_MODEL":                        c.LLMModel,
-		"EGRESS_ALLOW_PRIVATE":             c.EgressAllowPrivate,
-		"QUOTA_EVENTS_PER_MONTH":           c.QuotaEventsPerMonth,
-		"QUOTA_INVESTIGATIONS_PER_MONTH":   c.QuotaInvestigationsPerMonth,
-		"RATE_LIMIT_PER_MINUTE":            c.RateLimitPerMinute,
-		"METRICS_ADDR":                     c.MetricsAddr,
-		"OAUTH_GITHUB_CLIENT_ID":           c.OAuth.GitHub.ClientID,
-		"OAUTH_GITHUB_CLIENT_SECRET":       mask(c.OAuth.GitHub.ClientSecret),
-		"OAUTH_GITHUB_ENDPOINTS":           c.OAuth.GitHub.AuthURL + " " + c.OAuth.GitHub.TokenURL + " " + c.OAuth.GitHub.UserInfoURL,
-		"OAUTH_GOOGLE_CLIENT_ID":           c.OAuth.Google.ClientID,
-		"OAUTH_GOOGLE_CLIENT_SECRET":       mask(c.OAuth.Google.ClientSecret),
-		"OAUTH_GOOGLE_ENDPOINTS":           c.OAuth.Google.AuthURL + " " + c.OAuth.Google.TokenURL + " " + c.OAuth.Google.UserInfoURL,
-		"SQL_TARGETS":                      maskTargets(c.SQLTargets),
-		"SQL_TARGET_TENANTS":               c.SQLTargetTenants,
-		"DATASOURCE_ALLOWED_NETWORKS":      c.DataSourceAllowedNetworks,
-		"DATASOURCE_QUERY_TIMEOUT":         c.DataSourceQueryTimeout.String(),
-		"DATASOURCE_RESULT_CAP":            c.DataSourceResultCap,
-		"DATASOURCE_PASS_BUDGET":           c.DataSourcePassBudget.String(),
-		"DATASOURCE_MAX_QUERIES":           c.DataSourceMaxQueries,
-		"DATASOURCE_LOOKBACK":              c.DataSourceLookback.String(),
-		"LLM_TOOL_CALLS":                   c.LLMToolCalls,
-		"LLM_TOOL_BYTES":                   c.LLMToolBytes,
-		"LLM_TOOL_TOKENS":                  c.LLMToolTokens,
-	}
-	m["PLAN_TEAM_EVENTS_PER_MONTH"], m["PLAN_TEAM_INVESTIGATIONS_PER_MONTH"] = c.Plans.Team.EventsPerMonth, c.Plans.Team.InvestigationsPerMonth
-	m["PLAN_ENTERPRISE_EVENTS_PER_MONTH"], m["PLAN_ENTERPRISE_INVESTIGATIONS_PER_MONTH"] = c.Plans.Enterprise.EventsPerMonth, c.Plans.Enterprise.InvestigationsPerMonth
-	return m
 }
 
 // ParseNetworks reads a comma-separated list of CIDRs (a bare address counts

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -164,6 +165,9 @@ func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
 	// stopped and the delivery's workflow, the only sender, has closed.
 	stopRelays()
 	awaitWorkflowClosed(t, e, workflows.DeliveryWorkflowID(evt.ID, ep.EndpointID))
+	if os.Getenv("CAUSEWAY_WRITE_HISTORIES") != "" {
+		e.writeHistory(t, workflows.DeliveryWorkflowID(evt.ID, ep.EndpointID), "delivery.json")
+	}
 	n, body := rcv.delivered(evt.ID)
 	if n != 1 {
 		t.Errorf("delivered %d times, want exactly once", n)

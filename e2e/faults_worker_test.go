@@ -23,6 +23,7 @@ import (
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/workflows"
 )
 
@@ -259,10 +260,10 @@ func TestFaultWorkerKilledDuringRemediations(t *testing.T) {
 				r.incidentID, plainReq, keyedEff, keyedReq, keyedKeys)
 		}
 		switch rem.Status {
-		case models.RemediationCompleted:
+		case remediation.Completed:
 			completed++
 			for _, s := range rem.Steps {
-				if s.Status != models.StepCompleted {
+				if s.Status != remediation.StepCompleted {
 					t.Errorf("remediation %s completed with step %d %s", rem.RemediationID, s.Index, s.Status)
 				}
 			}
@@ -270,7 +271,7 @@ func TestFaultWorkerKilledDuringRemediations(t *testing.T) {
 				t.Errorf("remediation %s completed: changes applied %d and %d times, %d probes; want once, once, at least one",
 					rem.RemediationID, plainApplied, keyedEff, verifyReq)
 			}
-		case models.RemediationFailed:
+		case remediation.Failed:
 			failed++
 			// The one legitimate failure: the crash hid whether the change that
 			// is not idempotent was applied, and the step stops for a person
@@ -280,7 +281,7 @@ func TestFaultWorkerKilledDuringRemediations(t *testing.T) {
 				continue
 			}
 			s0 := rem.Steps[0]
-			if s0.Status != models.StepFailed || !strings.Contains(s0.Error, "StepOutcomeUnknown") {
+			if s0.Status != remediation.StepFailed || !strings.Contains(s0.Error, "StepOutcomeUnknown") {
 				t.Errorf("remediation %s failed at %+v (reason %q); the only acceptable failure is step 0 with its outcome unknown",
 					rem.RemediationID, rem.Steps, rem.FailureReason)
 			}
@@ -290,7 +291,7 @@ func TestFaultWorkerKilledDuringRemediations(t *testing.T) {
 		default:
 			t.Errorf("remediation %s is %s, not final", rem.RemediationID, rem.Status)
 		}
-		if st := e.workflowStatus(ctx, workflows.RemediationWorkflowID(r.remediationID)); st != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		if st := e.workflowStatus(ctx, remediation.WorkflowID(r.remediationID)); st != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 			t.Errorf("remediation workflow %s: %s", r.remediationID, st)
 		}
 		if st := e.workflowStatus(ctx, workflows.IncidentWorkflowID(r.incidentID)); st != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
@@ -355,7 +356,7 @@ func driveIncident(t *testing.T, e *env, token, tenantID, key, secret, alertID s
 		}
 		return ""
 	}
-	for _, step := range []struct{ action, from string }{{"approve", models.RemediationAwaitingApproval}, {"execute", models.RemediationApproved}} {
+	for _, step := range []struct{ action, from string }{{"approve", remediation.AwaitingApproval}, {"execute", remediation.Approved}} {
 		if !poll(5*time.Minute, func() bool {
 			st, _ := callQuiet(e, "POST", "/v1/remediation/"+remediationID+"/"+step.action, token, nil)
 			if st == http.StatusOK {
@@ -369,7 +370,7 @@ func driveIncident(t *testing.T, e *env, token, tenantID, key, secret, alertID s
 	}
 	if !poll(5*time.Minute, func() bool {
 		s := status()
-		return s == models.RemediationCompleted || s == models.RemediationFailed
+		return s == remediation.Completed || s == remediation.Failed
 	}) {
 		return incidentID, remediationID, fmt.Errorf("remediation %s not final within 5m: %s", remediationID, status())
 	}

@@ -174,7 +174,7 @@ func (e *env) writeHistory(t *testing.T, workflowID, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(repoFile("workflows", "testdata", "histories", name), b, 0o644); err != nil {
+	if err := os.WriteFile(repoFile("worker", "testdata", "histories", name), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

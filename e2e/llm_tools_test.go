@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -247,6 +248,9 @@ func TestLLMAgentChoosesToolsWithinBudget(t *testing.T) {
 	}
 	if strings.Contains(hist, secret) {
 		t.Fatal("the source's bearer token is in workflow history")
+	}
+	if os.Getenv("CAUSEWAY_WRITE_HISTORIES") != "" {
+		e.writeHistory(t, workflows.AgentWorkflowID(id, 1, analyzer.RoleMetrics), "agent-tool-use.json")
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
 )
 
 // deploySystem stands in for a real deploy API that honours Idempotency-Key: a
@@ -145,7 +145,7 @@ func TestRemediationExactlyOnceAcrossWorkerCrash(t *testing.T) {
 	e, owner, incID, remID, target := crashMidStep(t, true)
 	rem := remediationJSON{RemediationID: remID}
 	eventually(t, 2*time.Minute, "remediation to complete after the crash", func() bool {
-		return e.remediation(t, owner, incID, rem.RemediationID).Status == models.RemediationCompleted
+		return e.remediation(t, owner, incID, rem.RemediationID).Status == remediation.Completed
 	})
 	done := e.remediation(t, owner, incID, rem.RemediationID)
 	target.mu.Lock()
@@ -163,7 +163,7 @@ func TestRemediationExactlyOnceAcrossWorkerCrash(t *testing.T) {
 		t.Errorf("step 2: %d calls, %d attempts; want it retried after the crash", target.calls[key1], done.Steps[1].Attempts)
 	}
 	for _, s := range done.Steps {
-		if s.Status != models.StepCompleted {
+		if s.Status != remediation.StepCompleted {
 			t.Errorf("step %+v", s)
 		}
 	}
@@ -178,7 +178,7 @@ func TestNonIdempotentStepAtMostOnceAcrossWorkerCrash(t *testing.T) {
 	e, owner, incID, remID, target := crashMidStep(t, false)
 	rem := remediationJSON{RemediationID: remID}
 	eventually(t, 2*time.Minute, "remediation to fail after the crash", func() bool {
-		return e.remediation(t, owner, incID, rem.RemediationID).Status == models.RemediationFailed
+		return e.remediation(t, owner, incID, rem.RemediationID).Status == remediation.Failed
 	})
 	done := e.remediation(t, owner, incID, rem.RemediationID)
 	target.mu.Lock()
@@ -192,10 +192,10 @@ func TestNonIdempotentStepAtMostOnceAcrossWorkerCrash(t *testing.T) {
 		t.Errorf("keys seen %v, want steps 1 and 2 only", target.calls)
 	}
 	s1 := done.Steps[1]
-	if s1.Status != models.StepFailed || !strings.Contains(s1.Error, "StepOutcomeUnknown") || !strings.Contains(s1.Error, "check the target") {
+	if s1.Status != remediation.StepFailed || !strings.Contains(s1.Error, "StepOutcomeUnknown") || !strings.Contains(s1.Error, "check the target") {
 		t.Errorf("step 2: %+v", s1)
 	}
-	if done.Steps[2].Status != models.StepPending || !strings.Contains(done.FailureReason, "outcome is unknown") {
+	if done.Steps[2].Status != remediation.StepPending || !strings.Contains(done.FailureReason, "outcome is unknown") {
 		t.Errorf("remediation %+v", done)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/workflows"
+	"github.com/causeway/causeway/remediation"
 )
 
 // remediationJSON is one item of GET /v1/remediation/{incidentId}.
@@ -243,6 +243,6 @@ func TestRemediationStateTable(t *testing.T) {
 		t.Errorf("incident %s, timeline %v", inc.Status, kinds)
 	}
 	if os.Getenv("CAUSEWAY_WRITE_HISTORIES") != "" {
-		e.writeHistory(t, workflows.RemediationWorkflowID(a.RemediationID), "remediation.json")
+		e.writeHistory(t, remediation.WorkflowID(a.RemediationID), "remediation.json")
 	}
 }

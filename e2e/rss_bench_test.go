@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causeway/causeway/remediation"
 	"go.temporal.io/sdk/client"
-
-	"github.com/causeway/causeway/workflows"
 )
 
 // waitingRemediations is how many proposals BenchmarkWorkerRSSWaiting leaves
@@ -51,12 +50,12 @@ func BenchmarkWorkerRSSWaiting(b *testing.B) {
 					}
 					id := fmt.Sprintf("rem_rss_%d_%d", i, n)
 					_, err := e.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-						ID: workflows.RemediationWorkflowID(id), TaskQueue: e.Config.TemporalTaskQueue,
-					}, workflows.RemediationWorkflowName, workflows.RemediationInput{
+						ID: remediation.WorkflowID(id), TaskQueue: e.Config.TemporalTaskQueue,
+					}, remediation.WorkflowName, remediation.Input{
 						TenantID: "ten_rss", IncidentID: "inc_rss", RemediationID: id, PlanHash: "rss",
 					})
 					if err == nil {
-						err = awaitAnswer(ctx, e, workflows.RemediationWorkflowID(id))
+						err = awaitAnswer(ctx, e, remediation.WorkflowID(id))
 					}
 					if err != nil {
 						failed.Store(err)
@@ -82,7 +81,7 @@ func BenchmarkWorkerRSSWaiting(b *testing.B) {
 func awaitAnswer(ctx context.Context, e *env, id string) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		v, err := e.Temporal.QueryWorkflow(ctx, id, "", workflows.QueryRemediationState)
+		v, err := e.Temporal.QueryWorkflow(ctx, id, "", remediation.QueryState)
 		if err == nil && v.HasValue() {
 			return nil
 		}

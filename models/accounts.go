@@ -38,17 +38,17 @@ func (s *Store) CreateUser(ctx context.Context, u *User) error {
 // UserByEmail finds a user for login; e-mails compare case-insensitively because
 // they are stored lower-cased.
 func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
-	return firstRow[User](s.db.WithContext(ctx).Where("email = ?", strings.ToLower(email)))
+	return FirstRow[User](s.db.WithContext(ctx).Where("email = ?", strings.ToLower(email)))
 }
 
 // UserByID finds a user by id.
 func (s *Store) UserByID(ctx context.Context, id string) (*User, error) {
-	return firstRow[User](s.db.WithContext(ctx).Where("id = ?", id))
+	return FirstRow[User](s.db.WithContext(ctx).Where("id = ?", id))
 }
 
 // UserByOAuth finds the user linked to an identity provider's subject.
 func (s *Store) UserByOAuth(ctx context.Context, provider, subject string) (*User, error) {
-	return firstRow[User](s.db.WithContext(ctx).Where("oauth_provider = ? AND oauth_subject = ?", provider, subject))
+	return FirstRow[User](s.db.WithContext(ctx).Where("oauth_provider = ? AND oauth_subject = ?", provider, subject))
 }
 
 // LinkOAuth records that an existing user signs in with an identity provider.
@@ -100,7 +100,7 @@ func (s *Store) CreateTenantWithResetToken(ctx context.Context, t *Tenant, u *Us
 func (s *Store) UseResetToken(ctx context.Context, hash, passwordHash string, now time.Time) (*User, error) {
 	var user *User
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r, err := firstRow[PasswordResetToken](tx.Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", hash, now))
+		r, err := FirstRow[PasswordResetToken](tx.Where("token_hash = ? AND used_at IS NULL AND expires_at > ?", hash, now))
 		if err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func (s *Store) UseResetToken(ctx context.Context, hash, passwordHash string, no
 		if err := tx.Model(&User{}).Where("id = ?", r.UserID).Update("password_hash", passwordHash).Error; err != nil {
 			return err
 		}
-		user, err = firstRow[User](tx.Where("id = ?", r.UserID))
+		user, err = FirstRow[User](tx.Where("id = ?", r.UserID))
 		return err
 	})
 	return user, err
@@ -129,7 +129,7 @@ func (s *Store) ListUsers(ctx context.Context, tenantID string) ([]User, error) 
 
 // TenantByID finds a tenant.
 func (s *Store) TenantByID(ctx context.Context, id string) (*Tenant, error) {
-	return firstRow[Tenant](s.db.WithContext(ctx).Where("id = ?", id))
+	return FirstRow[Tenant](s.db.WithContext(ctx).Where("id = ?", id))
 }
 
 // SaveRefreshToken stores the first link of a new rotation chain, and drops the
@@ -162,7 +162,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, hash string, now time.Ti
 	var user *User
 	reused := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		old, err := firstRow[RefreshToken](tx.Where("token_hash = ?", hash))
+		old, err := FirstRow[RefreshToken](tx.Where("token_hash = ?", hash))
 		if err != nil {
 			return err
 		}
@@ -185,7 +185,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, hash string, now time.Ti
 			return tx.Model(&RefreshToken{}).Where("family_id = ? AND revoked_at IS NULL", old.FamilyID).
 				Update("revoked_at", now).Error
 		}
-		if user, err = firstRow[User](tx.Where("id = ?", old.UserID)); err != nil {
+		if user, err = FirstRow[User](tx.Where("id = ?", old.UserID)); err != nil {
 			return err
 		}
 		if err := pruneRefreshTokens(tx, old.UserID, now); err != nil {
@@ -202,8 +202,9 @@ func (s *Store) RotateRefreshToken(ctx context.Context, hash string, now time.Ti
 	return user, nil
 }
 
-// firstRow runs q and returns the single row, or ErrNotFound.
-func firstRow[T any](q *gorm.DB) (*T, error) {
+// FirstRow runs q and returns the single row, or ErrNotFound; every domain's
+// store reads single rows through it so a missing row means one thing.
+func FirstRow[T any](q *gorm.DB) (*T, error) {
 	var v T
 	err := q.Limit(1).Take(&v).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {

@@ -80,7 +80,7 @@ func (s *Store) ListAPIKeys(ctx context.Context, tenantID string) ([]APIKey, err
 // APIKeyByHash finds a key by the SHA-256 of its plaintext, whatever its status or
 // tenant; the caller decides whether it may be used.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (*APIKey, error) {
-	return firstRow[APIKey](s.db.WithContext(ctx).Where("key_hash = ?", hash))
+	return FirstRow[APIKey](s.db.WithContext(ctx).Where("key_hash = ?", hash))
 }
 
 // RevokeAPIKey marks the tenant's key revoked (idempotently) and returns it. Another
@@ -91,7 +91,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, tenantID, id string, now time.
 		Updates(map[string]any{"status": APIKeyRevoked, "revoked_at": now}).Error; err != nil {
 		return nil, err
 	}
-	return firstRow[APIKey](q.Where("tenant_id = ? AND id = ?", tenantID, id))
+	return FirstRow[APIKey](q.Where("tenant_id = ? AND id = ?", tenantID, id))
 }
 
 // TouchAPIKey records that a key was used. It writes only when the stored time is

@@ -83,7 +83,7 @@ func (s *Store) ChangeBySource(ctx context.Context, tenantID, sourceChangeID str
 	}
 	// The redundant predicate lets PostgreSQL use the partial dedup index (see
 	// IncidentBySourceAlert).
-	return firstRow[Change](s.db.WithContext(ctx).
+	return FirstRow[Change](s.db.WithContext(ctx).
 		Where("tenant_id = ? AND source_change_id = ? AND source_change_id <> ''", tenantID, sourceChangeID))
 }
 

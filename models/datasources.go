@@ -50,7 +50,7 @@ func (s *Store) ListDataSources(ctx context.Context, tenantID string) ([]DataSou
 // GetDataSource returns the tenant's source; another tenant's id is
 // ErrNotFound, exactly like a missing one.
 func (s *Store) GetDataSource(ctx context.Context, tenantID, id string) (*DataSource, error) {
-	return firstRow[DataSource](s.db.WithContext(ctx).Where("tenant_id = ? AND id = ?", tenantID, id))
+	return FirstRow[DataSource](s.db.WithContext(ctx).Where("tenant_id = ? AND id = ?", tenantID, id))
 }
 
 // DeleteDataSource removes the tenant's source; ErrNotFound when the tenant
@@ -100,7 +100,7 @@ func (s *Store) SaveGatheredFact(ctx context.Context, f *GatheredFact) (*Gathere
 	if res.RowsAffected == 1 {
 		return f, nil
 	}
-	return firstRow[GatheredFact](s.db.WithContext(ctx).Where("id = ?", f.ID))
+	return FirstRow[GatheredFact](s.db.WithContext(ctx).Where("id = ?", f.ID))
 }
 
 // GatheredFacts returns the answers of the pass's queries named by keys, in

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -91,7 +93,7 @@ func Open(ctx context.Context, url, sqlitePath string) (*Store, error) {
 // Migrate creates or updates every table and index. It is idempotent and runs from
 // `causeway migrate` and at the start of `make run`.
 func (s *Store) Migrate(ctx context.Context) error {
-	if err := s.db.WithContext(ctx).AutoMigrate(All()...); err != nil {
+	if err := s.db.WithContext(ctx).AutoMigrate(append(All(), registeredRows()...)...); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil
@@ -128,4 +130,24 @@ func isUniqueViolation(err error) bool {
 		return pgErr.Code == "23505"
 	}
 	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+var (
+	rowsMu sync.Mutex
+	rows   []any
+)
+
+// RegisterRows adds a domain's own tables to every migration. Each domain
+// (remediation, …) calls it from its store's init, so the kernel migrates rows
+// it does not know and a domain's tables live with its code.
+func RegisterRows(models ...any) {
+	rowsMu.Lock()
+	defer rowsMu.Unlock()
+	rows = append(rows, models...)
+}
+
+func registeredRows() []any {
+	rowsMu.Lock()
+	defer rowsMu.Unlock()
+	return slices.Clone(rows)
 }

@@ -22,7 +22,7 @@ type GroupingSetting struct {
 // GroupingSettingFor returns the tenant's grouping setting; ErrNotFound when it
 // never chose one.
 func (s *Store) GroupingSettingFor(ctx context.Context, tenantID string) (*GroupingSetting, error) {
-	return firstRow[GroupingSetting](s.db.WithContext(ctx).Where("tenant_id = ?", tenantID))
+	return FirstRow[GroupingSetting](s.db.WithContext(ctx).Where("tenant_id = ?", tenantID))
 }
 
 // SetGroupingSetting creates or replaces the tenant's grouping setting.
@@ -84,7 +84,7 @@ func (s *Store) GroupAlert(ctx context.Context, g GroupSpec) (GroupOutcome, erro
 			}
 		}
 		if inc.SourceAlertID != "" {
-			prev, err := firstRow[Incident](tx.Where("tenant_id = ? AND source = ? AND source_alert_id = ? AND source_alert_id <> ''",
+			prev, err := FirstRow[Incident](tx.Where("tenant_id = ? AND source = ? AND source_alert_id = ? AND source_alert_id <> ''",
 				inc.TenantID, inc.Source, inc.SourceAlertID))
 			if err == nil {
 				out = GroupOutcome{Incident: prev, Duplicate: true}
@@ -93,8 +93,8 @@ func (s *Store) GroupAlert(ctx context.Context, g GroupSpec) (GroupOutcome, erro
 				return err
 			}
 		}
-		if prev, err := firstRow[TimelineEntry](tx.Where("dedup_key = ?", g.Grouped.DedupKey)); err == nil {
-			joined, err := firstRow[Incident](tx.Where("tenant_id = ? AND id = ?", prev.TenantID, prev.IncidentID))
+		if prev, err := FirstRow[TimelineEntry](tx.Where("dedup_key = ?", g.Grouped.DedupKey)); err == nil {
+			joined, err := FirstRow[Incident](tx.Where("tenant_id = ? AND id = ?", prev.TenantID, prev.IncidentID))
 			if err != nil {
 				return err
 			}
@@ -103,7 +103,7 @@ func (s *Store) GroupAlert(ctx context.Context, g GroupSpec) (GroupOutcome, erro
 		} else if !errors.Is(err, ErrNotFound) {
 			return err
 		}
-		anchor, err := firstRow[Incident](tx.Where("tenant_id = ? AND service = ? AND source <> ? AND status <> ? AND created_at >= ?",
+		anchor, err := FirstRow[Incident](tx.Where("tenant_id = ? AND service = ? AND source <> ? AND status <> ? AND created_at >= ?",
 			inc.TenantID, inc.Service, SourceManual, StatusResolved, inc.CreatedAt.Add(-g.Window)).Order("created_at DESC, id DESC"))
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -112,7 +112,7 @@ func (s *Store) GroupAlert(ctx context.Context, g GroupSpec) (GroupOutcome, erro
 			}
 			first := g.First
 			first.TenantID, first.IncidentID = inc.TenantID, inc.ID
-			if err := insertTimeline(tx, &first); err != nil {
+			if err := InsertTimeline(tx, &first); err != nil {
 				return err
 			}
 			out = GroupOutcome{Incident: inc}
@@ -122,7 +122,7 @@ func (s *Store) GroupAlert(ctx context.Context, g GroupSpec) (GroupOutcome, erro
 		}
 		e := g.Grouped
 		e.TenantID, e.IncidentID = anchor.TenantID, anchor.ID
-		if err := insertTimeline(tx, &e); err != nil {
+		if err := InsertTimeline(tx, &e); err != nil {
 			return err
 		}
 		if err := tx.Model(&Incident{}).Where("id = ?", anchor.ID).

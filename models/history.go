@@ -24,7 +24,7 @@ func (s *Store) InvestigationPasses(ctx context.Context, tenantID, incidentID st
 // browser's cookie. An unknown token is not an error: there is nothing to end.
 func (s *Store) RevokeRefreshFamily(ctx context.Context, hash string, now time.Time) error {
 	db := s.db.WithContext(ctx)
-	t, err := firstRow[RefreshToken](db.Where("token_hash = ?", hash))
+	t, err := FirstRow[RefreshToken](db.Where("token_hash = ?", hash))
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}

@@ -99,7 +99,7 @@ func (s *Store) Usage(ctx context.Context, tenantID string, now time.Time) (Rema
 func (s *Store) CreateIncident(ctx context.Context, inc *Incident, first TimelineEntry) (Remaining, error) {
 	var rem Remaining
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		t, err := firstRow[Tenant](tx.Where("id = ?", inc.TenantID))
+		t, err := FirstRow[Tenant](tx.Where("id = ?", inc.TenantID))
 		if err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (s *Store) CreateIncident(ctx context.Context, inc *Incident, first Timelin
 			return err
 		}
 		first.TenantID, first.IncidentID = inc.TenantID, inc.ID
-		if err := insertTimeline(tx, &first); err != nil {
+		if err := InsertTimeline(tx, &first); err != nil {
 			return err
 		}
 		u, err := consumeCounting(tx, t, QuotaEvents, inc.CreatedAt)
@@ -156,7 +156,7 @@ func (s *Store) ListIncidents(ctx context.Context, tenantID string, f IncidentFi
 // GetIncident returns the tenant's incident; another tenant's id is ErrNotFound,
 // exactly like a missing one.
 func (s *Store) GetIncident(ctx context.Context, tenantID, id string) (*Incident, error) {
-	return firstRow[Incident](s.db.WithContext(ctx).Where("tenant_id = ? AND id = ?", tenantID, id))
+	return FirstRow[Incident](s.db.WithContext(ctx).Where("tenant_id = ? AND id = ?", tenantID, id))
 }
 
 // Timeline returns an incident's entries in the order they happened.
@@ -169,10 +169,13 @@ func (s *Store) Timeline(ctx context.Context, tenantID, incidentID string) ([]Ti
 
 // AddTimeline appends an entry once: a retried write with the same DedupKey is a no-op.
 func (s *Store) AddTimeline(ctx context.Context, e *TimelineEntry) error {
-	return insertTimeline(s.db.WithContext(ctx), e)
+	return InsertTimeline(s.db.WithContext(ctx), e)
 }
 
-func insertTimeline(tx *gorm.DB, e *TimelineEntry) error {
+// InsertTimeline writes a timeline entry inside tx, once per DedupKey, so a
+// domain's state change and the entry explaining it commit together and a
+// retried write adds nothing.
+func InsertTimeline(tx *gorm.DB, e *TimelineEntry) error {
 	return tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "dedup_key"}}, DoNothing: true}).Create(e).Error
 }
 
@@ -192,7 +195,7 @@ type StatusChange struct {
 func (s *Store) SetIncidentStatus(ctx context.Context, c StatusChange) (*Incident, error) {
 	var out *Incident
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		inc, err := firstRow[Incident](tx.Where("tenant_id = ? AND id = ?", c.TenantID, c.IncidentID))
+		inc, err := FirstRow[Incident](tx.Where("tenant_id = ? AND id = ?", c.TenantID, c.IncidentID))
 		if err != nil {
 			return err
 		}
@@ -211,7 +214,7 @@ func (s *Store) SetIncidentStatus(ctx context.Context, c StatusChange) (*Inciden
 			}
 		}
 		c.Entry.TenantID, c.Entry.IncidentID = c.TenantID, c.IncidentID
-		if err := insertTimeline(tx, &c.Entry); err != nil {
+		if err := InsertTimeline(tx, &c.Entry); err != nil {
 			return err
 		}
 		out = inc

@@ -12,6 +12,6 @@ func (s *Store) IncidentBySourceAlert(ctx context.Context, tenantID, source, sou
 	// The redundant source_alert_id <> '' repeats the dedup index's predicate: a
 	// prepared statement's generic plan cannot prove it from the parameter, and
 	// without it PostgreSQL cannot use that partial index and scans the table.
-	return firstRow[Incident](s.db.WithContext(ctx).
+	return FirstRow[Incident](s.db.WithContext(ctx).
 		Where("tenant_id = ? AND source = ? AND source_alert_id = ? AND source_alert_id <> ''", tenantID, source, sourceAlertID))
 }

@@ -183,7 +183,7 @@ func (inv *Investigation) Result() InvestigationResult {
 		IncidentID: inv.IncidentID, InvestigationID: inv.ID, Pass: inv.Pass, Status: inv.Status,
 		Evidence: []Evidence{}, Hypotheses: []Hypothesis{}, Coverage: []Coverage{}, RecommendedActions: []string{},
 		Agents: nonNil(inv.Agents), Model: inv.Model, FailureReason: inv.FailureReason,
-		StartedAt: inv.StartedAt.UTC(), CompletedAt: utcPtr(inv.CompletedAt),
+		StartedAt: inv.StartedAt.UTC(), CompletedAt: UTCPtr(inv.CompletedAt),
 	}
 	if inv.Status == InvestigationRunning {
 		return r
@@ -211,7 +211,8 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func utcPtr(t *time.Time) *time.Time {
+// UTCPtr is t in UTC, or nil: API views show every time in UTC.
+func UTCPtr(t *time.Time) *time.Time {
 	if t == nil {
 		return nil
 	}
@@ -244,17 +245,17 @@ type BeginSpec struct {
 func (s *Store) BeginInvestigation(ctx context.Context, b BeginSpec) (*Investigation, error) {
 	var out *Investigation
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if inv, err := firstRow[Investigation](tx.Where("id = ?", b.InvestigationID)); err == nil {
+		if inv, err := FirstRow[Investigation](tx.Where("id = ?", b.InvestigationID)); err == nil {
 			out = inv
 			return nil
 		} else if !errors.Is(err, ErrNotFound) {
 			return err
 		}
-		inc, err := firstRow[Incident](tx.Where("tenant_id = ? AND id = ?", b.TenantID, b.IncidentID))
+		inc, err := FirstRow[Incident](tx.Where("tenant_id = ? AND id = ?", b.TenantID, b.IncidentID))
 		if err != nil {
 			return err
 		}
-		t, err := firstRow[Tenant](tx.Where("id = ?", b.TenantID))
+		t, err := FirstRow[Tenant](tx.Where("id = ?", b.TenantID))
 		if err != nil {
 			return err
 		}
@@ -294,7 +295,7 @@ func (s *Store) BeginInvestigation(ctx context.Context, b BeginSpec) (*Investiga
 			return err
 		}
 		b.Entry.TenantID, b.Entry.IncidentID = b.TenantID, b.IncidentID
-		if err := insertTimeline(tx, &b.Entry); err != nil {
+		if err := InsertTimeline(tx, &b.Entry); err != nil {
 			return err
 		}
 		out = inv
@@ -393,12 +394,12 @@ func (s *Store) LatestInvestigation(ctx context.Context, tenantID, incidentID st
 }
 
 func latestInvestigation(tx *gorm.DB, tenantID, incidentID string) (*Investigation, error) {
-	return firstRow[Investigation](tx.Where("tenant_id = ? AND incident_id = ?", tenantID, incidentID).Order("pass DESC"))
+	return FirstRow[Investigation](tx.Where("tenant_id = ? AND incident_id = ?", tenantID, incidentID).Order("pass DESC"))
 }
 
 // GetInvestigation returns one pass by its id.
 func (s *Store) GetInvestigation(ctx context.Context, tenantID, id string) (*Investigation, error) {
-	return firstRow[Investigation](s.db.WithContext(ctx).Where("tenant_id = ? AND id = ?", tenantID, id))
+	return FirstRow[Investigation](s.db.WithContext(ctx).Where("tenant_id = ? AND id = ?", tenantID, id))
 }
 
 // SaveAgentRun records an agent's outcome, replacing an earlier attempt's row.
@@ -408,7 +409,7 @@ func (s *Store) SaveAgentRun(ctx context.Context, r *AgentRun) error {
 
 // AgentRun returns one agent's run by its id, or ErrNotFound before it ran.
 func (s *Store) AgentRun(ctx context.Context, id string) (*AgentRun, error) {
-	return firstRow[AgentRun](s.db.WithContext(ctx).Where("id = ?", id))
+	return FirstRow[AgentRun](s.db.WithContext(ctx).Where("id = ?", id))
 }
 
 // AgentRuns returns the agent rows of a pass.
@@ -463,11 +464,11 @@ type FinishSpec struct {
 func (s *Store) FinishInvestigation(ctx context.Context, f FinishSpec) (string, error) {
 	var status string
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		inv, err := firstRow[Investigation](tx.Where("tenant_id = ? AND id = ?", f.TenantID, f.InvestigationID))
+		inv, err := FirstRow[Investigation](tx.Where("tenant_id = ? AND id = ?", f.TenantID, f.InvestigationID))
 		if err != nil {
 			return err
 		}
-		inc, err := firstRow[Incident](tx.Where("tenant_id = ? AND id = ?", inv.TenantID, inv.IncidentID))
+		inc, err := FirstRow[Incident](tx.Where("tenant_id = ? AND id = ?", inv.TenantID, inv.IncidentID))
 		if err != nil {
 			return err
 		}
@@ -518,7 +519,7 @@ func (s *Store) FinishInvestigation(ctx context.Context, f FinishSpec) (string, 
 			}
 		}
 		f.Entry.TenantID, f.Entry.IncidentID = inv.TenantID, inv.IncidentID
-		return insertTimeline(tx, &f.Entry)
+		return InsertTimeline(tx, &f.Entry)
 	})
 	return status, err
 }
@@ -555,6 +556,6 @@ func (s *Store) SetIncidentSeverity(ctx context.Context, tenantID, incidentID, s
 			return err
 		}
 		e.TenantID, e.IncidentID = tenantID, incidentID
-		return insertTimeline(tx, &e)
+		return InsertTimeline(tx, &e)
 	})
 }

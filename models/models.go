@@ -176,7 +176,8 @@ type UsageCounter struct {
 	LLMTokens int64 `gorm:"column:llm_tokens;not null;default:0"`
 }
 
-// All lists every model, in dependency order, for migrations.
+// All lists every kernel model, in dependency order, for migrations; domains
+// add their own with RegisterRows.
 func All() []any {
-	return []any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &Runbook{}, &Remediation{}, &RemediationStep{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}, &SSOConnection{}, &SSOIdentity{}, &SSOReplay{}, &GroupingSetting{}, &Change{}, &Feedback{}, &RemediationVerification{}}
+	return []any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &WebhookEndpoint{}, &EventDelivery{}, &DeliveryAttempt{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}, &SSOConnection{}, &SSOIdentity{}, &SSOReplay{}, &GroupingSetting{}, &Change{}, &Feedback{}, &RemediationVerification{}}
 }

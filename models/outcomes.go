@@ -75,7 +75,7 @@ func (s *Store) SaveVerification(ctx context.Context, v *RemediationVerification
 
 // Verification is the remediation's verification, or ErrNotFound.
 func (s *Store) Verification(ctx context.Context, tenantID, remediationID string) (*RemediationVerification, error) {
-	return firstRow[RemediationVerification](s.db.WithContext(ctx).Where("tenant_id = ? AND remediation_id = ?", tenantID, remediationID))
+	return FirstRow[RemediationVerification](s.db.WithContext(ctx).Where("tenant_id = ? AND remediation_id = ?", tenantID, remediationID))
 }
 
 // AnswerRecord is one completed pass as accuracy analytics counts it, with
@@ -136,5 +136,5 @@ func (s *Store) AnswersSince(ctx context.Context, tenantID string, since time.Ti
 // LatestCompletedInvestigation is the incident's latest pass that gave an
 // answer, or ErrNotFound: the pass a grade is about.
 func (s *Store) LatestCompletedInvestigation(ctx context.Context, tenantID, incidentID string) (*Investigation, error) {
-	return firstRow[Investigation](s.db.WithContext(ctx).Where("tenant_id = ? AND incident_id = ? AND status = ?", tenantID, incidentID, InvestigationCompleted).Order("pass DESC"))
+	return FirstRow[Investigation](s.db.WithContext(ctx).Where("tenant_id = ? AND incident_id = ? AND status = ?", tenantID, incidentID, InvestigationCompleted).Order("pass DESC"))
 }

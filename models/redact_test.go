@@ -38,17 +38,6 @@ func TestRedactParams(t *testing.T) {
 	}
 }
 
-// TestRemediationViewShowsRedactedParams shows approvers see what a step
-// does, without its credentials.
-func TestRemediationViewShowsRedactedParams(t *testing.T) {
-	r := Remediation{Steps: []RemediationStep{{Type: "http", Params: map[string]any{
-		"url": "https://deploy.example.com/rollback", "headers": map[string]any{"Authorization": "Bearer abc"}}}}}
-	p := r.View().Steps[0].Params
-	if p["url"] != "https://deploy.example.com/rollback" || p["headers"].(map[string]any)["Authorization"] != Redacted {
-		t.Fatalf("step params %#v", p)
-	}
-}
-
 // TestRedactParamsWidened shows the credential names beyond token, secret,
 // password and authorization (api_key, apikey, cookie, dsn) are masked, and so
 // are credentials inside URLs: a password in the user-info part and query
@@ -73,20 +62,6 @@ func TestRedactParamsWidened(t *testing.T) {
 	for _, kept := range []string{"hooks.example.com/run", "region=eu", "cb.example.com", "x=1", "plain"} {
 		if !strings.Contains(string(raw), kept) {
 			t.Errorf("%q lost from %s", kept, raw)
-		}
-	}
-}
-
-// TestRemediationViewRedactsErrors shows step errors and the failure reason,
-// which quote URLs from failed requests, are shown (and sent in
-// remediation.* events) without the credentials in those URLs.
-func TestRemediationViewRedactsErrors(t *testing.T) {
-	reason := `step 0 (http) failed: Post "https://hooks.example.com/run?token=t-secret&x=1": dial tcp: connection refused (StepUnavailable)`
-	r := Remediation{FailureReason: reason, Steps: []RemediationStep{{Type: "http", Error: reason}}}
-	v := r.View()
-	for _, s := range []string{v.FailureReason, v.Steps[0].Error} {
-		if strings.Contains(s, "t-secret") || !strings.Contains(s, "hooks.example.com/run") {
-			t.Errorf("shown as %q", s)
 		}
 	}
 }

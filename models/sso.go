@@ -81,7 +81,7 @@ func (s *Store) SaveSSOConnection(ctx context.Context, c *SSOConnection) error {
 
 // SSOConnection reads the tenant's connection; ErrNotFound when it has none.
 func (s *Store) SSOConnection(ctx context.Context, tenantID string) (*SSOConnection, error) {
-	return firstRow[SSOConnection](s.db.WithContext(ctx).Where("tenant_id = ?", tenantID))
+	return FirstRow[SSOConnection](s.db.WithContext(ctx).Where("tenant_id = ?", tenantID))
 }
 
 // DeleteSSOConnection removes the tenant's connection, and with it the
@@ -134,15 +134,15 @@ var ErrOwnerAccount = errors.New("the account is an owner")
 func (s *Store) SignInSSOUser(ctx context.Context, in SSOUser, now time.Time, newID func() string) (*User, error) {
 	var out *User
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		id, err := firstRow[SSOIdentity](tx.Where("tenant_id = ? AND subject = ?", in.TenantID, in.Subject))
+		id, err := FirstRow[SSOIdentity](tx.Where("tenant_id = ? AND subject = ?", in.TenantID, in.Subject))
 		var u *User
 		switch {
 		case err == nil:
-			if u, err = firstRow[User](tx.Where("id = ? AND tenant_id = ?", id.UserID, in.TenantID)); err != nil {
+			if u, err = FirstRow[User](tx.Where("id = ? AND tenant_id = ?", id.UserID, in.TenantID)); err != nil {
 				return err
 			}
 		case errors.Is(err, ErrNotFound):
-			u, err = firstRow[User](tx.Where("email = ?", in.Email))
+			u, err = FirstRow[User](tx.Where("email = ?", in.Email))
 			switch {
 			case errors.Is(err, ErrNotFound):
 				u = &User{ID: newID(), TenantID: in.TenantID, Email: in.Email, Name: in.Name, Role: in.Role, EmailVerifiedAt: &now, CreatedAt: now}

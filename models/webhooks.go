@@ -113,7 +113,7 @@ func (s *Store) ListWebhookEndpoints(ctx context.Context, tenantID string) ([]We
 // GetWebhookEndpoint returns the tenant's endpoint; another tenant's id is
 // ErrNotFound, exactly like a missing one.
 func (s *Store) GetWebhookEndpoint(ctx context.Context, tenantID, id string) (*WebhookEndpoint, error) {
-	return firstRow[WebhookEndpoint](s.db.WithContext(ctx).Where("tenant_id = ? AND id = ?", tenantID, id))
+	return FirstRow[WebhookEndpoint](s.db.WithContext(ctx).Where("tenant_id = ? AND id = ?", tenantID, id))
 }
 
 // DeleteWebhookEndpoint removes the endpoint; its in-flight deliveries find it
@@ -217,15 +217,15 @@ type DeliveryBundle struct {
 // is ErrNotFound.
 func (s *Store) LoadDelivery(ctx context.Context, id string) (*DeliveryBundle, error) {
 	db := s.db.WithContext(ctx)
-	d, err := firstRow[EventDelivery](db.Where("id = ?", id))
+	d, err := FirstRow[EventDelivery](db.Where("id = ?", id))
 	if err != nil {
 		return nil, err
 	}
-	evt, err := firstRow[OutboxEvent](db.Where("id = ?", d.EventID))
+	evt, err := FirstRow[OutboxEvent](db.Where("id = ?", d.EventID))
 	if err != nil {
 		return nil, err
 	}
-	ep, err := firstRow[WebhookEndpoint](db.Where("id = ?", d.EndpointID))
+	ep, err := FirstRow[WebhookEndpoint](db.Where("id = ?", d.EndpointID))
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/config"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -71,11 +72,11 @@ type SignupResult struct {
 // Signup creates a tenant with its owner and signs the owner in.
 func (a *Accounts) Signup(ctx context.Context, in SignupInput) (SignupResult, error) {
 	if !a.signup {
-		return SignupResult{}, Errorf(CodeSignupDisabled, "self-service sign-up is disabled on this server")
+		return SignupResult{}, errcode.New(errcode.SignupDisabled, "self-service sign-up is disabled on this server")
 	}
 	in.TenantName = strings.TrimSpace(in.TenantName)
 	if in.TenantName == "" || utf8.RuneCountInString(in.TenantName) > 200 {
-		return SignupResult{}, validation("tenantName is required (at most 200 characters)")
+		return SignupResult{}, errcode.Invalid("tenantName is required (at most 200 characters)")
 	}
 	user, err := a.newUser(in.Email, in.Password, in.Name, models.RoleOwner)
 	if err != nil {
@@ -85,9 +86,9 @@ func (a *Accounts) Signup(ctx context.Context, in SignupInput) (SignupResult, er
 	t.ID, t.Name, t.CreatedAt = models.NewID("ten"), in.TenantName, a.now().UTC()
 	if err := a.store.CreateTenantWithOwner(ctx, &t, user); err != nil {
 		if errors.Is(err, models.ErrConflict) {
-			return SignupResult{}, Errorf(CodeEmailTaken, "an account with this e-mail already exists")
+			return SignupResult{}, errcode.New(errcode.EmailTaken, "an account with this e-mail already exists")
 		}
-		return SignupResult{}, unavailable("the database", err)
+		return SignupResult{}, errcode.Down("the database", err)
 	}
 	pair, err := a.issue(ctx, user)
 	if err != nil {
@@ -128,7 +129,7 @@ const ResetTokenPrefix = "crt_"
 func (a *Accounts) CreateTenant(ctx context.Context, in CreateTenantInput) (CreatedTenant, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	if in.Name == "" || utf8.RuneCountInString(in.Name) > 200 {
-		return CreatedTenant{}, validation("name is required (at most 200 characters)")
+		return CreatedTenant{}, errcode.Invalid("name is required (at most 200 characters)")
 	}
 	email, err := validEmail(in.OwnerEmail)
 	if err != nil {
@@ -139,7 +140,7 @@ func (a *Accounts) CreateTenant(ctx context.Context, in CreateTenantInput) (Crea
 		name, _, _ = strings.Cut(email, "@")
 	}
 	if utf8.RuneCountInString(name) > 200 {
-		return CreatedTenant{}, validation("owner name must be at most 200 characters")
+		return CreatedTenant{}, errcode.Invalid("owner name must be at most 200 characters")
 	}
 	now := a.now().UTC()
 	t := a.quotas
@@ -156,9 +157,9 @@ func (a *Accounts) CreateTenant(ctx context.Context, in CreateTenantInput) (Crea
 	r := &models.PasswordResetToken{ID: models.NewID("prt"), TokenHash: auth.SHA256Hex(token), ExpiresAt: now.Add(ResetTokenTTL), CreatedAt: now}
 	if err := a.store.CreateTenantWithResetToken(ctx, &t, u, r); err != nil {
 		if errors.Is(err, models.ErrConflict) {
-			return CreatedTenant{}, Errorf(CodeEmailTaken, "an account with this e-mail already exists")
+			return CreatedTenant{}, errcode.New(errcode.EmailTaken, "an account with this e-mail already exists")
 		}
-		return CreatedTenant{}, unavailable("the database", err)
+		return CreatedTenant{}, errcode.Down("the database", err)
 	}
 	return CreatedTenant{TenantID: t.ID, UserID: u.ID, OwnerEmail: email, ResetToken: token, ExpiresAt: r.ExpiresAt}, nil
 }
@@ -173,7 +174,7 @@ type ResetPasswordInput struct {
 // in. An unknown, expired or used token gets one answer.
 func (a *Accounts) ResetPassword(ctx context.Context, in ResetPasswordInput) (TokenPair, error) {
 	if in.Token == "" {
-		return TokenPair{}, validation("token is required")
+		return TokenPair{}, errcode.Invalid("token is required")
 	}
 	if err := validPassword(in.Password); err != nil {
 		return TokenPair{}, err
@@ -185,9 +186,9 @@ func (a *Accounts) ResetPassword(ctx context.Context, in ResetPasswordInput) (To
 	u, err := a.store.UseResetToken(ctx, auth.SHA256Hex(in.Token), hash, a.now().UTC())
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		return TokenPair{}, Errorf(CodeUnauthorized, "the token is invalid, expired or already used")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "the token is invalid, expired or already used")
 	case err != nil:
-		return TokenPair{}, unavailable("the database", err)
+		return TokenPair{}, errcode.Down("the database", err)
 	}
 	return a.issueOutsideSSO(ctx, u)
 }
@@ -203,15 +204,15 @@ func (a *Accounts) issueOutsideSSO(ctx context.Context, u *models.User) (TokenPa
 	case errors.Is(err, models.ErrNotFound):
 		return a.issue(ctx, u)
 	case err != nil:
-		return TokenPair{}, unavailable("the database", err)
+		return TokenPair{}, errcode.Down("the database", err)
 	}
 	if c.Enforce && u.ID != c.ConfiguredBy {
 		t, err := a.store.TenantByID(ctx, u.TenantID)
 		if err != nil {
-			return TokenPair{}, unavailable("the database", err)
+			return TokenPair{}, errcode.Down("the database", err)
 		}
 		if t.Plan == models.PlanEnterprise {
-			return TokenPair{}, Errorf(CodeUnauthorized, "this tenant signs in through single sign-on (SSO) only: GET /auth/sso/%s/login", u.TenantID)
+			return TokenPair{}, errcode.New(errcode.Unauthorized, "this tenant signs in through single sign-on (SSO) only: GET /auth/sso/%s/login", u.TenantID)
 		}
 	}
 	return a.issue(ctx, u)
@@ -220,14 +221,14 @@ func (a *Accounts) issueOutsideSSO(ctx context.Context, u *models.User) (TokenPa
 func validEmail(email string) (string, error) {
 	email = strings.ToLower(strings.TrimSpace(email))
 	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email || len(email) > 320 {
-		return "", validation("email must be a valid e-mail address")
+		return "", errcode.Invalid("email must be a valid e-mail address")
 	}
 	return email, nil
 }
 
 func validPassword(password string) error {
 	if utf8.RuneCountInString(password) < auth.MinPasswordLength || len(password) > 72 {
-		return validation("password must be %d to 72 characters", auth.MinPasswordLength)
+		return errcode.Invalid("password must be %d to 72 characters", auth.MinPasswordLength)
 	}
 	return nil
 }
@@ -243,10 +244,10 @@ func (a *Accounts) newUser(email, password, name, role string) (*models.User, er
 	}
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 200 {
-		return nil, validation("name is required (at most 200 characters)")
+		return nil, errcode.Invalid("name is required (at most 200 characters)")
 	}
 	if !models.ValidRole(role) {
-		return nil, validation("role must be one of owner, admin, operator, viewer")
+		return nil, errcode.Invalid("role must be one of owner, admin, operator, viewer")
 	}
 	hash, err := auth.HashPassword(password)
 	if err != nil {
@@ -268,14 +269,14 @@ type LoginInput struct {
 func (a *Accounts) Login(ctx context.Context, in LoginInput) (TokenPair, error) {
 	u, err := a.store.UserByEmail(ctx, strings.TrimSpace(in.Email))
 	if err != nil && !errors.Is(err, models.ErrNotFound) {
-		return TokenPair{}, unavailable("the database", err)
+		return TokenPair{}, errcode.Down("the database", err)
 	}
 	hash := ""
 	if u != nil {
 		hash = u.PasswordHash
 	}
 	if !auth.CheckPassword(hash, in.Password) {
-		return TokenPair{}, Errorf(CodeInvalidCredentials, "e-mail or password is incorrect")
+		return TokenPair{}, errcode.New(errcode.InvalidCredentials, "e-mail or password is incorrect")
 	}
 	return a.issueOutsideSSO(ctx, u)
 }
@@ -284,7 +285,7 @@ func (a *Accounts) Login(ctx context.Context, in LoginInput) (TokenPair, error) 
 // whole chain it belongs to: whoever holds a copy is locked out with the thief.
 func (a *Accounts) Refresh(ctx context.Context, token string) (TokenPair, error) {
 	if token == "" {
-		return TokenPair{}, validation("refreshToken is required")
+		return TokenPair{}, errcode.Invalid("refreshToken is required")
 	}
 	now := a.now().UTC()
 	plain := auth.RandomToken(32)
@@ -293,9 +294,9 @@ func (a *Accounts) Refresh(ctx context.Context, token string) (TokenPair, error)
 	})
 	switch {
 	case errors.Is(err, models.ErrNotFound), errors.Is(err, models.ErrRefreshReused):
-		return TokenPair{}, Errorf(CodeUnauthorized, "refresh token is invalid, expired or already used")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "refresh token is invalid, expired or already used")
 	case err != nil:
-		return TokenPair{}, unavailable("the database", err)
+		return TokenPair{}, errcode.Down("the database", err)
 	}
 	access, err := a.tokens.Issue(principalOf(u))
 	if err != nil {
@@ -312,7 +313,7 @@ func (a *Accounts) issue(ctx context.Context, u *models.User) (TokenPair, error)
 	}
 	plain := auth.RandomToken(32)
 	if err := a.store.SaveRefreshToken(ctx, a.refreshRow(u.TenantID, u.ID, models.NewID("rtf"), plain, a.now().UTC())); err != nil {
-		return TokenPair{}, unavailable("the database", err)
+		return TokenPair{}, errcode.Down("the database", err)
 	}
 	return a.pair(access, plain), nil
 }
@@ -343,7 +344,7 @@ type CreateUserInput struct {
 // CreateUser adds a user to the caller's tenant. Only an owner may create an owner.
 func (a *Accounts) CreateUser(ctx context.Context, p auth.Principal, in CreateUserInput) (*models.User, error) {
 	if in.Role == models.RoleOwner && !p.HasAnyRole(models.RoleOwner) {
-		return nil, Errorf(CodeForbidden, "only an owner may create another owner")
+		return nil, errcode.New(errcode.Forbidden, "only an owner may create another owner")
 	}
 	u, err := a.newUser(in.Email, in.Password, in.Name, in.Role)
 	if err != nil {
@@ -352,9 +353,9 @@ func (a *Accounts) CreateUser(ctx context.Context, p auth.Principal, in CreateUs
 	u.TenantID = p.TenantID
 	if err := a.store.CreateUser(ctx, u); err != nil {
 		if errors.Is(err, models.ErrConflict) {
-			return nil, Errorf(CodeEmailTaken, "an account with this e-mail already exists")
+			return nil, errcode.New(errcode.EmailTaken, "an account with this e-mail already exists")
 		}
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return u, nil
 }
@@ -363,7 +364,7 @@ func (a *Accounts) CreateUser(ctx context.Context, p auth.Principal, in CreateUs
 func (a *Accounts) ListUsers(ctx context.Context, p auth.Principal) ([]models.User, error) {
 	users, err := a.store.ListUsers(ctx, p.TenantID)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return users, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -45,7 +46,7 @@ func (a *Analytics) Incidents(ctx context.Context, p auth.Principal, period stri
 	}
 	st, err := a.store.IncidentStatsSince(ctx, p.TenantID, since)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	out := &IncidentAnalytics{Period: period, TotalIncidents: st.Total, ResolvedIncidents: st.Resolved,
 		MTTR: int64(math.Round(st.MTTRSeconds)),
@@ -65,7 +66,7 @@ func (a *Analytics) since(period string) (string, time.Time, error) {
 	}
 	days, ok := AnalyticsPeriods[period]
 	if !ok {
-		return "", time.Time{}, validation("period must be one of 7d, 30d, 90d")
+		return "", time.Time{}, errcode.Invalid("period must be one of 7d, 30d, 90d")
 	}
 	return period, a.now().UTC().AddDate(0, 0, -days), nil
 }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -57,11 +58,11 @@ func (s *APIKeys) Create(ctx context.Context, p auth.Principal, in CreateAPIKeyI
 	secret := strings.TrimSpace(in.WebhookSecret)
 	switch n := len(secret); {
 	case name == "":
-		return nil, validation("name is required")
+		return nil, errcode.Invalid("name is required")
 	case utf8.RuneCountInString(name) > MaxAPIKeyNameLength:
-		return nil, validation("name must be at most %d characters", MaxAPIKeyNameLength)
+		return nil, errcode.Invalid("name must be at most %d characters", MaxAPIKeyNameLength)
 	case in.WebhookSecret != "" && (n < MinWebhookSecretLength || n > MaxWebhookSecretLength):
-		return nil, validation("webhookSecret must be %d to %d characters", MinWebhookSecretLength, MaxWebhookSecretLength)
+		return nil, errcode.Invalid("webhookSecret must be %d to %d characters", MinWebhookSecretLength, MaxWebhookSecretLength)
 	case secret == "":
 		secret = auth.NewWebhookSecret()
 	}
@@ -73,9 +74,9 @@ func (s *APIKeys) Create(ctx context.Context, p auth.Principal, in CreateAPIKeyI
 	k.SecretEnc = s.sealer.Encrypt([]byte(secret), []byte(k.ID))
 	if err := s.store.CreateAPIKeyWithin(ctx, &k, MaxAPIKeysPerTenant); err != nil {
 		if errors.Is(err, models.ErrTooManyKeys) {
-			return nil, validation("a tenant may hold at most %d active API keys; revoke one it no longer uses first", MaxAPIKeysPerTenant)
+			return nil, errcode.Invalid("a tenant may hold at most %d active API keys; revoke one it no longer uses first", MaxAPIKeysPerTenant)
 		}
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return &CreatedAPIKey{Key: k, Plaintext: plain, WebhookSecret: secret}, nil
 }
@@ -84,7 +85,7 @@ func (s *APIKeys) Create(ctx context.Context, p auth.Principal, in CreateAPIKeyI
 func (s *APIKeys) List(ctx context.Context, p auth.Principal) ([]models.APIKey, error) {
 	keys, err := s.store.ListAPIKeys(ctx, p.TenantID)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return keys, nil
 }
@@ -95,10 +96,10 @@ func (s *APIKeys) List(ctx context.Context, p auth.Principal) ([]models.APIKey, 
 func (s *APIKeys) Revoke(ctx context.Context, p auth.Principal, id string) (*models.APIKey, error) {
 	k, err := s.store.RevokeAPIKey(ctx, p.TenantID, id, s.now().UTC())
 	if errors.Is(err, models.ErrNotFound) {
-		return nil, Errorf(CodeNotFound, "no API key with id %q", id)
+		return nil, errcode.New(errcode.NotFound, "no API key with id %q", id)
 	}
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	verifiedKeys.forget(k.ID)
 	return k, nil

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
 	"github.com/causeway/causeway/ratelimit"
@@ -125,12 +126,12 @@ func (s *Changes) logRejected(k *WebhookKey, source, reason string) {
 func (s *Changes) record(ctx context.Context, c *models.Change) (*ChangeReceipt, error) {
 	stored, created, err := s.store.RecordChange(ctx, c)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	if !created && stored.FinishedAt == nil && c.FinishedAt != nil {
 		// The sender reported the start first and now the end of the same change.
 		if err := s.store.FinishChange(ctx, c.TenantID, stored.ID, *c.FinishedAt); err != nil {
-			return nil, unavailable("the database", err)
+			return nil, errcode.Down("the database", err)
 		}
 	}
 	return &ChangeReceipt{ChangeID: stored.ID, Created: created}, nil
@@ -157,7 +158,7 @@ func (s *Changes) parseCustom(tenantID string, body []byte) (*models.Change, err
 	}
 	c.Kind = strings.ToLower(kind)
 	if !models.ValidChangeKind(c.Kind) {
-		return nil, validation("kind must be one of %s", strings.Join(models.ChangeKinds, ", "))
+		return nil, errcode.Invalid("kind must be one of %s", strings.Join(models.ChangeKinds, ", "))
 	}
 	for _, f := range []struct {
 		name string
@@ -178,7 +179,7 @@ func (s *Changes) parseCustom(tenantID string, body []byte) (*models.Change, err
 	}
 	if c.URL != "" {
 		if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, validation("url must be an absolute http or https URL")
+			return nil, errcode.Invalid("url must be an absolute http or https URL")
 		}
 	}
 	if err := s.times(c, b.StartedAt, b.FinishedAt); err != nil {
@@ -199,7 +200,7 @@ func (s *Changes) times(c *models.Change, started, finished *string) error {
 		c.StartedAt = t
 	}
 	if c.StartedAt.After(now.Add(maxChangeFuture)) {
-		return validation("startedAt must not be more than %s in the future", maxChangeFuture)
+		return errcode.Invalid("startedAt must not be more than %s in the future", maxChangeFuture)
 	}
 	if finished != nil {
 		t, err := changeTime("finishedAt", *finished)
@@ -207,7 +208,7 @@ func (s *Changes) times(c *models.Change, started, finished *string) error {
 			return err
 		}
 		if t.Before(c.StartedAt) {
-			return validation("finishedAt must not be before startedAt")
+			return errcode.Invalid("finishedAt must not be before startedAt")
 		}
 		c.FinishedAt = &t
 	}
@@ -217,7 +218,7 @@ func (s *Changes) times(c *models.Change, started, finished *string) error {
 func changeTime(field, v string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
 	if err != nil {
-		return time.Time{}, validation("%s must be an RFC 3339 time such as 2025-01-31T14:05:00Z", field)
+		return time.Time{}, errcode.Invalid("%s must be an RFC 3339 time such as 2025-01-31T14:05:00Z", field)
 	}
 	return t.UTC(), nil
 }
@@ -228,19 +229,19 @@ func decodeChange(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return validation("%s must be a string", te.Field)
+			return errcode.Invalid("%s must be a string", te.Field)
 		}
-		return validation("body must be a JSON object")
+		return errcode.Invalid("body must be a JSON object")
 	}
 	if dec.More() {
-		return validation("body must be a single JSON object")
+		return errcode.Invalid("body must be a single JSON object")
 	}
 	return nil
 }
 
 func changeRequired(field string, v *string, max int) (string, error) {
 	if v == nil || strings.TrimSpace(*v) == "" {
-		return "", validation("%s is required", field)
+		return "", errcode.Invalid("%s is required", field)
 	}
 	return changeOptional(field, v, max)
 }
@@ -251,13 +252,13 @@ func changeOptional(field string, v *string, max int) (string, error) {
 	}
 	s := strings.TrimSpace(*v)
 	if !utf8.ValidString(s) {
-		return "", validation("%s must be valid UTF-8", field)
+		return "", errcode.Invalid("%s must be valid UTF-8", field)
 	}
 	if utf8.RuneCountInString(s) > max {
-		return "", validation("%s must be at most %d characters", field, max)
+		return "", errcode.Invalid("%s must be at most %d characters", field, max)
 	}
 	if strings.ContainsRune(s, 0) {
-		return "", validation("%s must not contain NUL characters", field)
+		return "", errcode.Invalid("%s must not contain NUL characters", field)
 	}
 	return s, nil
 }
@@ -283,7 +284,7 @@ func (s *Changes) List(ctx context.Context, p auth.Principal, in ChangeListInput
 	if in.Limit != "" {
 		n, err := strconv.Atoi(in.Limit)
 		if err != nil || n < 1 || n > MaxPageSize {
-			return ChangePage{}, validation("limit must be an integer from 1 to %d", MaxPageSize)
+			return ChangePage{}, errcode.Invalid("limit must be an integer from 1 to %d", MaxPageSize)
 		}
 		limit = n
 	}
@@ -301,18 +302,18 @@ func (s *Changes) List(ctx context.Context, p auth.Principal, in ChangeListInput
 		var c cursor
 		if err := s.cursors.Open(in.Cursor, &c); err != nil {
 			if errors.Is(err, auth.ErrTokenExpired) {
-				return ChangePage{}, validation("cursor has expired; start again from the first page")
+				return ChangePage{}, errcode.Invalid("cursor has expired; start again from the first page")
 			}
-			return ChangePage{}, validation("cursor is invalid")
+			return ChangePage{}, errcode.Invalid("cursor is invalid")
 		}
 		if c.Tenant != p.TenantID || c.Query != query {
-			return ChangePage{}, validation("cursor belongs to a different query; pass the same filters as the first page")
+			return ChangePage{}, errcode.Invalid("cursor belongs to a different query; pass the same filters as the first page")
 		}
 		after = c.After
 	}
 	items, total, err := s.store.ListChanges(ctx, p.TenantID, f, after, limit+1)
 	if err != nil {
-		return ChangePage{}, unavailable("the database", err)
+		return ChangePage{}, errcode.Down("the database", err)
 	}
 	page := ChangePage{Items: items, Count: total}
 	if len(items) > limit {

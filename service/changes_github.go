@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
 )
@@ -102,15 +103,15 @@ func (s *Changes) fromGitHub(tenantID string, ev *githubDeploymentStatus) (*mode
 	switch state {
 	case "in_progress", "success", "failure", "error":
 	case "":
-		return nil, "", validation("deployment_status.state is required")
+		return nil, "", errcode.Invalid("deployment_status.state is required")
 	default:
 		return nil, "deployment state " + strconv.Quote(state) + " records no change", nil
 	}
 	if d.ID == 0 {
-		return nil, "", validation("deployment.id is required")
+		return nil, "", errcode.Invalid("deployment.id is required")
 	}
 	if ev.Repository.FullName == "" {
-		return nil, "", validation("repository.full_name is required")
+		return nil, "", errcode.Invalid("repository.full_name is required")
 	}
 	service := payloadString(d.Payload, "service")
 	if service == "" {

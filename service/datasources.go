@@ -11,6 +11,7 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/datasources"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -60,29 +61,29 @@ func (s *DataSources) Create(ctx context.Context, p auth.Principal, in CreateDat
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&a); err != nil {
-			return nil, validation("auth must be an object with bearerToken, username and password, or headers")
+			return nil, errcode.Invalid("auth must be an object with bearerToken, username and password, or headers")
 		}
 		spec.Auth = &a
 	}
 	if raw := bytes.TrimSpace(in.Settings); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		if err := json.Unmarshal(raw, &spec.Settings); err != nil || spec.Settings == nil {
-			return nil, validation("settings must be an object")
+			return nil, errcode.Invalid("settings must be an object")
 		}
 	}
 	cfg, err := s.conn.Prepare(ctx, spec)
 	var fe *datasources.FieldError
 	if errors.As(err, &fe) {
-		return nil, validation("%s %s", fe.Field, fe.Message)
+		return nil, errcode.Invalid("%s %s", fe.Field, fe.Message)
 	}
 	if err != nil {
 		return nil, err
 	}
 	n, err := s.store.CountDataSources(ctx, p.TenantID)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	if n >= MaxDataSourcesPerTenant {
-		return nil, validation("a tenant may connect at most %d data sources; delete one first", MaxDataSourcesPerTenant)
+		return nil, errcode.Invalid("a tenant may connect at most %d data sources; delete one first", MaxDataSourcesPerTenant)
 	}
 	d := models.DataSource{ID: models.NewID("ds"), TenantID: p.TenantID, Name: cfg.Name, Type: cfg.Type, URL: cfg.URL,
 		Settings: cfg.Settings, Status: models.DataSourceActive, CreatedAt: s.now().UTC()}
@@ -90,7 +91,7 @@ func (s *DataSources) Create(ctx context.Context, p auth.Principal, in CreateDat
 		return nil, err
 	}
 	if err := s.store.CreateDataSource(ctx, &d); err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return &d, nil
 }
@@ -99,7 +100,7 @@ func (s *DataSources) Create(ctx context.Context, p auth.Principal, in CreateDat
 func (s *DataSources) List(ctx context.Context, p auth.Principal) ([]models.DataSource, error) {
 	out, err := s.store.ListDataSources(ctx, p.TenantID)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return out, nil
 }
@@ -108,10 +109,10 @@ func (s *DataSources) List(ctx context.Context, p auth.Principal) ([]models.Data
 func (s *DataSources) Delete(ctx context.Context, p auth.Principal, id string) error {
 	err := s.store.DeleteDataSource(ctx, p.TenantID, id)
 	if errors.Is(err, models.ErrNotFound) {
-		return Errorf(CodeNotFound, "no data source with id %q", id)
+		return errcode.New(errcode.NotFound, "no data source with id %q", id)
 	}
 	if err != nil {
-		return unavailable("the database", err)
+		return errcode.Down("the database", err)
 	}
 	return nil
 }
@@ -121,10 +122,10 @@ func (s *DataSources) Delete(ctx context.Context, p auth.Principal, id string) e
 func (s *DataSources) Test(ctx context.Context, p auth.Principal, id string) (TestResult, error) {
 	d, err := s.store.GetDataSource(ctx, p.TenantID, id)
 	if errors.Is(err, models.ErrNotFound) {
-		return TestResult{}, Errorf(CodeNotFound, "no data source with id %q", id)
+		return TestResult{}, errcode.New(errcode.NotFound, "no data source with id %q", id)
 	}
 	if err != nil {
-		return TestResult{}, unavailable("the database", err)
+		return TestResult{}, errcode.Down("the database", err)
 	}
 	cfg, err := datasources.Unseal(d, s.sealer)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 	"github.com/causeway/causeway/workflows"
 )
 
@@ -54,34 +55,29 @@ func (d *Dispatcher) Ensure(ctx context.Context, inc *models.Incident) error {
 		Severity: inc.Severity, Title: inc.Title, CreatedAt: inc.CreatedAt, Service: inc.Service,
 		SearchAttributes: d.attrs.available(ctx),
 	}
-	if err := startOnce(ctx, d.temporal, opts, workflows.IncidentWorkflowName, in); err != nil {
+	if err := temporalx.StartOnce(ctx, d.temporal, opts, workflows.IncidentWorkflowName, in); err != nil {
 		return fmt.Errorf("start workflow of incident %s: %w", inc.ID, err)
 	}
 	return d.store.MarkWorkflowStarted(ctx, inc.ID, d.now().UTC())
 }
 
-// Sweep parameters: how many pending incidents one query fetches, and how many
-// workflow starts run at once, so a burst of webhook incidents drains in a few
-// round trips without flooding Temporal.
-const (
-	sweepPage        = 200
-	sweepConcurrency = 16
-	sweepGrace       = 2 * time.Second
-)
+// sweepGrace leaves a fresh incident to the request that recorded it, which
+// starts its workflow at once; the sweep only picks up the ones left behind.
+const sweepGrace = 2 * time.Second
 
 // Sweep starts the workflows of incidents recorded more than grace ago that still
-// have none, up to sweepConcurrency at a time, page after page until none is left
+// have none, up to temporalx.SweepConcurrency at a time, page after page until none is left
 // or a start fails. It returns how many it started and the failures.
 func (d *Dispatcher) Sweep(ctx context.Context, grace time.Duration) (int, error) {
 	total := 0
 	for {
-		pending, err := d.store.IncidentsWithoutWorkflow(ctx, d.now().UTC().Add(-grace), sweepPage)
+		pending, err := d.store.IncidentsWithoutWorkflow(ctx, d.now().UTC().Add(-grace), temporalx.SweepPage)
 		if err != nil {
 			return total, err
 		}
 		n, err := d.ensureAll(ctx, pending)
 		total += n
-		if err != nil || len(pending) < sweepPage {
+		if err != nil || len(pending) < temporalx.SweepPage {
 			return total, err
 		}
 	}
@@ -89,7 +85,7 @@ func (d *Dispatcher) Sweep(ctx context.Context, grace time.Duration) (int, error
 
 // ensureAll starts the given incidents' workflows concurrently.
 func (d *Dispatcher) ensureAll(ctx context.Context, pending []models.Incident) (int, error) {
-	return forEachConcurrently(pending, func(inc *models.Incident) error { return d.Ensure(ctx, inc) })
+	return temporalx.ForEachConcurrently(pending, func(inc *models.Incident) error { return d.Ensure(ctx, inc) })
 }
 
 // Kick asks Run to sweep now, with no grace period, instead of at the next tick.
@@ -108,7 +104,7 @@ func (d *Dispatcher) Kick() {
 // (racing is still safe); a kicked sweep has none, because nobody else will start
 // those incidents.
 func (d *Dispatcher) Run(ctx context.Context, interval time.Duration) {
-	sweepLoop(ctx, interval, d.kick, d.log, "dispatcher sweep", func(kicked bool) (int, error) {
+	temporalx.SweepLoop(ctx, interval, d.kick, d.log, "dispatcher sweep", func(kicked bool) (int, error) {
 		if kicked {
 			return d.Sweep(ctx, 0)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/internal/clip"
 	"github.com/causeway/causeway/models"
 )
@@ -97,7 +98,7 @@ func (s *Ingest) Grouping(ctx context.Context, p auth.Principal) (GroupingSettin
 	s.grouping.forget(p.TenantID)
 	out, err := s.grouping.get(ctx, p.TenantID)
 	if err != nil {
-		return out, unavailable("the database", err)
+		return out, errcode.Down("the database", err)
 	}
 	return out, nil
 }
@@ -106,17 +107,17 @@ func (s *Ingest) Grouping(ctx context.Context, p auth.Principal) (GroupingSettin
 func (s *Ingest) SetGrouping(ctx context.Context, p auth.Principal, in GroupingInput) (GroupingSettings, error) {
 	switch {
 	case in.Enabled == nil:
-		return GroupingSettings{}, validation("enabled is required (true or false)")
+		return GroupingSettings{}, errcode.Invalid("enabled is required (true or false)")
 	case in.WindowSeconds == nil:
-		return GroupingSettings{}, validation("windowSeconds is required (%d to %d)", MinGroupingWindowSeconds, MaxGroupingWindowSeconds)
+		return GroupingSettings{}, errcode.Invalid("windowSeconds is required (%d to %d)", MinGroupingWindowSeconds, MaxGroupingWindowSeconds)
 	case *in.WindowSeconds < MinGroupingWindowSeconds || *in.WindowSeconds > MaxGroupingWindowSeconds:
-		return GroupingSettings{}, validation("windowSeconds must be %d to %d, got %d", MinGroupingWindowSeconds, MaxGroupingWindowSeconds, *in.WindowSeconds)
+		return GroupingSettings{}, errcode.Invalid("windowSeconds must be %d to %d, got %d", MinGroupingWindowSeconds, MaxGroupingWindowSeconds, *in.WindowSeconds)
 	}
 	out := GroupingSettings{Enabled: *in.Enabled, WindowSeconds: *in.WindowSeconds}
 	err := s.store.SetGroupingSetting(ctx, &models.GroupingSetting{TenantID: p.TenantID, Enabled: out.Enabled,
 		WindowSeconds: out.WindowSeconds, UpdatedAt: s.now().UTC()})
 	if err != nil {
-		return GroupingSettings{}, unavailable("the database", err)
+		return GroupingSettings{}, errcode.Down("the database", err)
 	}
 	s.grouping.forget(p.TenantID)
 	s.log.Info("alert grouping changed", slog.String("tenant_id", p.TenantID), slog.String("actor", p.Email),
@@ -170,9 +171,9 @@ func (s *Ingest) ingestGrouped(ctx context.Context, inc *models.Incident, window
 		}
 		return o, err
 	case errors.Is(err, models.ErrQuotaExceeded):
-		return AlertOutcome{}, Errorf(CodeEventQuotaExceeded, "the monthly event quota of this tenant is used up; it resets on the 1st (UTC)")
+		return AlertOutcome{}, errcode.New(errcode.EventQuotaExceeded, "the monthly event quota of this tenant is used up; it resets on the 1st (UTC)")
 	case err != nil:
-		return AlertOutcome{}, unavailable("the database", err)
+		return AlertOutcome{}, errcode.Down("the database", err)
 	}
 	o := AlertOutcome{IncidentID: out.Incident.ID, Status: out.Incident.Status, Duplicate: out.Duplicate, Grouped: out.Joined}
 	switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -34,7 +35,7 @@ func (s *Investigations) History(ctx context.Context, p auth.Principal, incident
 	}
 	passes, err := s.store.InvestigationPasses(ctx, p.TenantID, incidentID)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	out := make([]PassProgress, len(passes))
 	for i := range passes {
@@ -48,7 +49,7 @@ func (s *Investigations) History(ctx context.Context, p auth.Principal, incident
 		// The pass was read with the tenant's id, so its agent rows are the tenant's.
 		runs, err := s.store.AgentRuns(ctx, passes[i].ID)
 		if err != nil {
-			return nil, unavailable("the database", err)
+			return nil, errcode.Down("the database", err)
 		}
 		byRole := make(map[string]models.AgentRun, len(runs))
 		for _, r := range runs {

@@ -12,7 +12,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 	"github.com/causeway/causeway/workflows"
 )
 
@@ -58,13 +60,13 @@ func (s *Incidents) Create(ctx context.Context, p auth.Principal, in CreateIncid
 	desc := strings.TrimSpace(in.Description)
 	switch n := utf8.RuneCountInString(desc); {
 	case title == "":
-		return nil, models.Remaining{}, validation("title is required")
+		return nil, models.Remaining{}, errcode.Invalid("title is required")
 	case utf8.RuneCountInString(title) > MaxTitleLength:
-		return nil, models.Remaining{}, validation("title must be at most %d characters", MaxTitleLength)
+		return nil, models.Remaining{}, errcode.Invalid("title must be at most %d characters", MaxTitleLength)
 	case desc == "":
-		return nil, models.Remaining{}, validation("description is required (%d to %d characters)", MinDescriptionLength, MaxDescriptionLength)
+		return nil, models.Remaining{}, errcode.Invalid("description is required (%d to %d characters)", MinDescriptionLength, MaxDescriptionLength)
 	case n < MinDescriptionLength || n > MaxDescriptionLength:
-		return nil, models.Remaining{}, validation("description must be %d to %d characters, got %d", MinDescriptionLength, MaxDescriptionLength, n)
+		return nil, models.Remaining{}, errcode.Invalid("description must be %d to %d characters, got %d", MinDescriptionLength, MaxDescriptionLength, n)
 	}
 	now := s.now().UTC()
 	inc := &models.Incident{
@@ -77,9 +79,9 @@ func (s *Incidents) Create(ctx context.Context, p auth.Principal, in CreateIncid
 	})
 	switch {
 	case errors.Is(err, models.ErrQuotaExceeded):
-		return nil, rem, Errorf(CodeEventQuotaExceeded, "the monthly event quota of this tenant is used up; it resets on the 1st (UTC)")
+		return nil, rem, errcode.New(errcode.EventQuotaExceeded, "the monthly event quota of this tenant is used up; it resets on the 1st (UTC)")
 	case err != nil:
-		return nil, rem, unavailable("the database", err)
+		return nil, rem, errcode.Down("the database", err)
 	}
 	s.startNow(ctx, inc)
 	return inc, rem, nil
@@ -125,15 +127,15 @@ func (s *Incidents) List(ctx context.Context, p auth.Principal, in ListInput) (P
 	if in.Limit != "" {
 		n, err := strconv.Atoi(in.Limit)
 		if err != nil || n < 1 || n > MaxPageSize {
-			return Page{}, validation("limit must be an integer from 1 to %d", MaxPageSize)
+			return Page{}, errcode.Invalid("limit must be an integer from 1 to %d", MaxPageSize)
 		}
 		limit = n
 	}
 	if in.Status != "" && !models.ValidStatus(in.Status) {
-		return Page{}, validation("status must be one of open, triaging, investigating, investigated, remediating, resolved")
+		return Page{}, errcode.Invalid("status must be one of open, triaging, investigating, investigated, remediating, resolved")
 	}
 	if in.Severity != "" && !models.ValidSeverity(in.Severity) {
-		return Page{}, validation("severity must be one of critical, high, medium, low, info")
+		return Page{}, errcode.Invalid("severity must be one of critical, high, medium, low, info")
 	}
 	query := in.Status + "|" + in.Severity
 	var after string
@@ -141,18 +143,18 @@ func (s *Incidents) List(ctx context.Context, p auth.Principal, in ListInput) (P
 		var c cursor
 		if err := s.cursors.Open(in.Cursor, &c); err != nil {
 			if errors.Is(err, auth.ErrTokenExpired) {
-				return Page{}, validation("cursor has expired; start again from the first page")
+				return Page{}, errcode.Invalid("cursor has expired; start again from the first page")
 			}
-			return Page{}, validation("cursor is invalid")
+			return Page{}, errcode.Invalid("cursor is invalid")
 		}
 		if c.Tenant != p.TenantID || c.Query != query {
-			return Page{}, validation("cursor belongs to a different query; pass the same filters as the first page")
+			return Page{}, errcode.Invalid("cursor belongs to a different query; pass the same filters as the first page")
 		}
 		after = c.After
 	}
 	items, total, err := s.store.ListIncidents(ctx, p.TenantID, models.IncidentFilter{Status: in.Status, Severity: in.Severity}, after, limit+1)
 	if err != nil {
-		return Page{}, unavailable("the database", err)
+		return Page{}, errcode.Down("the database", err)
 	}
 	page := Page{Items: items, Count: total}
 	if len(items) > limit {
@@ -175,7 +177,7 @@ func (s *Incidents) Get(ctx context.Context, p auth.Principal, id string) (*mode
 	}
 	tl, err := s.store.Timeline(ctx, p.TenantID, id)
 	if err != nil {
-		return nil, nil, unavailable("the database", err)
+		return nil, nil, errcode.Down("the database", err)
 	}
 	return inc, tl, nil
 }
@@ -185,10 +187,10 @@ func (s *Incidents) Get(ctx context.Context, p auth.Principal, id string) (*mode
 func findIncident(ctx context.Context, store *models.Store, tenantID, id string) (*models.Incident, error) {
 	inc, err := store.GetIncident(ctx, tenantID, id)
 	if errors.Is(err, models.ErrNotFound) {
-		return nil, Errorf(CodeIncidentNotFound, "no incident with id %q", id)
+		return nil, errcode.New(errcode.IncidentNotFound, "no incident with id %q", id)
 	}
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return inc, nil
 }
@@ -199,7 +201,7 @@ func findIncident(ctx context.Context, store *models.Store, tenantID, id string)
 func (s *Incidents) Resolve(ctx context.Context, p auth.Principal, id, note string) (*models.Incident, []models.TimelineEntry, error) {
 	note = strings.TrimSpace(note)
 	if utf8.RuneCountInString(note) > MaxNoteLength {
-		return nil, nil, validation("note must be at most %d characters", MaxNoteLength)
+		return nil, nil, errcode.Invalid("note must be at most %d characters", MaxNoteLength)
 	}
 	inc, err := findIncident(ctx, s.store, p.TenantID, id)
 	if err != nil {
@@ -214,16 +216,16 @@ func (s *Incidents) Resolve(ctx context.Context, p auth.Principal, id, note stri
 // resolveAs resolves inc through its IncidentWorkflow's resolve update on behalf of
 // actor: a user's e-mail, or a monitoring tool's name when its own "resolved"
 // notification closes the incident. Both paths share it so a resolution is always
-// recorded by the workflow, once. An incident already resolved is CodeInvalidStatus.
+// recorded by the workflow, once. An incident already resolved is errcode.InvalidStatus.
 func (s *Incidents) resolveAs(ctx context.Context, inc *models.Incident, actor, note string) error {
 	if inc.Status == models.StatusResolved {
-		return Errorf(CodeInvalidStatus, "incident %s is already resolved", inc.ID)
+		return errcode.New(errcode.InvalidStatus, "incident %s is already resolved", inc.ID)
 	}
-	wctx, cancel := workflowCall(ctx)
+	wctx, cancel := temporalx.Call(ctx)
 	defer cancel()
 	if inc.WorkflowStartedAt == nil {
 		if err := s.dispatcher.Ensure(wctx, inc); err != nil {
-			return unavailable("the workflow service", err)
+			return errcode.Down("the workflow service", err)
 		}
 	}
 	handle, err := s.temporal.UpdateWorkflow(wctx, client.UpdateWorkflowOptions{
@@ -240,9 +242,9 @@ func (s *Incidents) resolveAs(ctx context.Context, inc *models.Incident, actor, 
 		// A refusal (already resolved) or a finished workflow: the database says
 		// which. Anything else means Temporal is unreachable right now.
 		if again, gerr := findIncident(ctx, s.store, inc.TenantID, inc.ID); gerr == nil && again.Status == models.StatusResolved {
-			return Errorf(CodeInvalidStatus, "incident %s is already resolved", inc.ID)
+			return errcode.New(errcode.InvalidStatus, "incident %s is already resolved", inc.ID)
 		}
-		return unavailable("the workflow service", err)
+		return errcode.Down("the workflow service", err)
 	}
 	return nil
 }

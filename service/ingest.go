@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
 	"github.com/causeway/causeway/ratelimit"
@@ -111,12 +112,12 @@ type IngestResult struct {
 func (s *Ingest) Provider(name string) (providers.Provider, error) {
 	p, ok := s.registry.Lookup(name)
 	if !ok {
-		return nil, Errorf(CodeNotFound, "unknown webhook provider %q", name)
+		return nil, errcode.New(errcode.NotFound, "unknown webhook provider %q", name)
 	}
 	return p, nil
 }
 
-func denyWebhook() *Error { return Errorf(CodeUnauthorized, webhookAuthMessage) }
+func denyWebhook() *errcode.Error { return errcode.New(errcode.Unauthorized, webhookAuthMessage) }
 
 // Authenticate checks raw as an active API key of tenantID. The checksum test comes
 // first so garbage never reaches the database; a key verified in the last
@@ -171,7 +172,7 @@ func (s *Ingest) verifyKey(ctx context.Context, hash string) (*WebhookKey, error
 		return nil, errKeyUnknown
 	}
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	if k.Status != models.APIKeyActive {
 		return nil, errKeyRevoked
@@ -208,7 +209,7 @@ func (s *Ingest) Receive(ctx context.Context, k *WebhookKey, p providers.Provide
 	res, err := s.receive(ctx, k, p, r)
 	if err != nil && replay != "" {
 		// Refused or failed: the sender may retry the same signed request.
-		if e, ok := AsError(err); !ok || (e.Code != CodeDuplicateAlert && e.Code != CodeUnauthorized) {
+		if e, ok := errcode.As(err); !ok || (e.Code != errcode.DuplicateAlert && e.Code != errcode.Unauthorized) {
 			_ = s.marks.Forget(context.WithoutCancel(ctx), replay)
 		}
 	}
@@ -243,17 +244,17 @@ func (s *Ingest) receive(ctx context.Context, k *WebhookKey, p providers.Provide
 	if err != nil {
 		var pe *providers.PayloadError
 		if errors.As(err, &pe) {
-			return nil, validation("%s", pe.Msg)
+			return nil, errcode.Invalid("%s", pe.Msg)
 		}
 		return nil, err
 	}
 	if n := len(batch.Alerts); n > providers.MaxAlertsPerDelivery {
-		return nil, validation("%s: %d alerts exceed the limit of %d per delivery; lower max_alerts", p.Name(), n, providers.MaxAlertsPerDelivery)
+		return nil, errcode.Invalid("%s: %d alerts exceed the limit of %d per delivery; lower max_alerts", p.Name(), n, providers.MaxAlertsPerDelivery)
 	}
 	if batch.Topic != "" && batch.Confirm == nil {
 		allowed, err := s.store.SNSTopicAllowed(ctx, k.TenantID, batch.Topic)
 		if err != nil {
-			return nil, unavailable("the database", err)
+			return nil, errcode.Down("the database", err)
 		}
 		if !allowed {
 			s.log.Info("sns notification from an unconfirmed topic refused", slog.String("tenant_id", k.TenantID),
@@ -290,7 +291,7 @@ func allDuplicates(alerts []AlertOutcome) error {
 	if len(alerts) == 0 {
 		return nil
 	}
-	e := Errorf(CodeDuplicateAlert, "an alert with this sourceAlertId was already received; see incident %s", alerts[0].IncidentID)
+	e := errcode.New(errcode.DuplicateAlert, "an alert with this sourceAlertId was already received; see incident %s", alerts[0].IncidentID)
 	e.Extra = map[string]any{"incidentId": alerts[0].IncidentID}
 	return e
 }
@@ -307,7 +308,7 @@ func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a pro
 	inc := newAlertIncident(tenantID, provider, a, s.now().UTC())
 	window, err := s.groupingFor(ctx, tenantID)
 	if err != nil {
-		return AlertOutcome{}, unavailable("the database", err)
+		return AlertOutcome{}, errcode.Down("the database", err)
 	}
 	if window > 0 {
 		return s.ingestGrouped(ctx, inc, window)
@@ -346,11 +347,11 @@ func (s *Ingest) ingestOne(ctx context.Context, tenantID, provider string, a pro
 		}
 		return out, err
 	case errors.Is(err, models.ErrQuotaExceeded):
-		return AlertOutcome{}, Errorf(CodeEventQuotaExceeded, "the monthly event quota of this tenant is used up; it resets on the 1st (UTC)")
+		return AlertOutcome{}, errcode.New(errcode.EventQuotaExceeded, "the monthly event quota of this tenant is used up; it resets on the 1st (UTC)")
 	case errors.Is(err, errWriterBacklog):
-		return AlertOutcome{}, unavailable("alert ingestion", err)
+		return AlertOutcome{}, errcode.Down("alert ingestion", err)
 	case err != nil:
-		return AlertOutcome{}, unavailable("the database", err)
+		return AlertOutcome{}, errcode.Down("the database", err)
 	}
 	s.recent.remember(key, inc.ID)
 	s.dispatcher.Kick()
@@ -368,7 +369,7 @@ func (s *Ingest) original(ctx context.Context, tenantID, provider, sourceAlertID
 		return AlertOutcome{}, false, nil
 	}
 	if err != nil {
-		return AlertOutcome{}, false, unavailable("the database", err)
+		return AlertOutcome{}, false, errcode.Down("the database", err)
 	}
 	return AlertOutcome{IncidentID: inc.ID, Status: inc.Status, Duplicate: true}, true, nil
 }
@@ -400,13 +401,13 @@ func (s *Ingest) resolveAlert(ctx context.Context, tenantID, provider string, a 
 		return ignored, nil
 	}
 	if err != nil {
-		return AlertOutcome{}, unavailable("the database", err)
+		return AlertOutcome{}, errcode.Down("the database", err)
 	}
 	// resolveAs answers a timed-out update as unavailable (503).
 	rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
 	err = s.incidents.resolveAs(rctx, inc, provider, "resolved notification from "+provider)
-	if e, ok := AsError(err); err != nil && (!ok || e.Code != CodeInvalidStatus) {
+	if e, ok := errcode.As(err); err != nil && (!ok || e.Code != errcode.InvalidStatus) {
 		return AlertOutcome{}, err
 	}
 	return AlertOutcome{IncidentID: inc.ID, Status: models.StatusResolved}, nil
@@ -419,7 +420,7 @@ func (s *Ingest) confirmSubscription(ctx context.Context, k *WebhookKey, c *prov
 	defer cancel()
 	req, err := http.NewRequestWithContext(cctx, http.MethodGet, c.URL, nil)
 	if err != nil {
-		return nil, validation("SubscribeURL is not a valid URL")
+		return nil, errcode.Invalid("SubscribeURL is not a valid URL")
 	}
 	resp, err := s.confirm.Do(req)
 	if err == nil {
@@ -430,12 +431,12 @@ func (s *Ingest) confirmSubscription(ctx context.Context, k *WebhookKey, c *prov
 		}
 	}
 	if err != nil {
-		return nil, unavailable("confirming the SNS subscription", err)
+		return nil, errcode.Down("confirming the SNS subscription", err)
 	}
 	// From now on this tenant accepts notifications from the topic.
 	if err := s.store.AllowSNSTopic(ctx, &models.SNSTopic{TenantID: k.TenantID, TopicArn: c.TopicArn, APIKeyID: k.ID,
 		ConfirmedAt: s.now().UTC()}); err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	s.log.Info("sns subscription confirmed", slog.String("tenant_id", k.TenantID), slog.String("topic_arn", c.TopicArn))
 	return &IngestResult{Confirmed: true}, nil

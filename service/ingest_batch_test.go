@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/internal/testdb"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
@@ -29,8 +30,8 @@ func TestIncidentWriterRefusesBacklog(t *testing.T) {
 
 	s := &Ingest{writer: w, recent: &recentAlerts{}, now: time.Now}
 	_, err = s.ingestOne(t.Context(), "ten_1", "custom", providers.Alert{Title: "t", SourceAlertID: "a-1"}, true)
-	if e, ok := AsError(err); !ok || e.Code != CodeUnavailable {
-		t.Fatalf("ingest on a full queue: %v, want %s", err, CodeUnavailable)
+	if e, ok := errcode.As(err); !ok || e.Code != errcode.Unavailable {
+		t.Fatalf("ingest on a full queue: %v, want %s", err, errcode.Unavailable)
 	}
 }
 

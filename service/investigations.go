@@ -17,7 +17,9 @@ import (
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 	"github.com/causeway/causeway/workflows"
 )
 
@@ -92,10 +94,10 @@ func (s *Investigations) Latest(ctx context.Context, p auth.Principal, incidentI
 	}
 	inv, err := s.store.LatestInvestigation(ctx, p.TenantID, incidentID)
 	if errors.Is(err, models.ErrNotFound) {
-		return nil, Errorf(CodeNotFound, "no investigation has started for incident %q", incidentID)
+		return nil, errcode.New(errcode.NotFound, "no investigation has started for incident %q", incidentID)
 	}
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return inv, nil
 }
@@ -169,23 +171,28 @@ func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incide
 		return res, err
 	}
 	if inc.Status == models.StatusResolved {
-		return res, Errorf(CodeInvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
+		return res, errcode.New(errcode.InvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
 	}
 	if req.Context != "" {
 		if err := s.contextFits(ctx, inc, req.Context); err != nil {
 			return res, err
 		}
 	}
-	wctx, cancel := workflowCall(ctx)
+	wctx, cancel := temporalx.Call(ctx)
 	defer cancel()
 	if inc.WorkflowStartedAt == nil {
 		if err := s.dispatcher.Ensure(wctx, inc); err != nil {
-			return res, unavailable("the workflow service", err)
+			return res, errcode.Down("the workflow service", err)
 		}
 	}
 	updateID, err := s.startUpdateID(ctx, p.TenantID, incidentID, kind, idempotencyKey, req)
 	if err != nil {
 		return res, err
+	}
+	// A pass recorded finished whose workflow has not yet reported back is
+	// waited for by the update's handler, not refused.
+	if last, err := s.store.LatestInvestigation(ctx, p.TenantID, incidentID); err == nil && last.Status != models.InvestigationRunning {
+		req.FinishedPass = last.Pass
 	}
 	opts := client.UpdateWorkflowOptions{
 		WorkflowID:   workflows.IncidentWorkflowID(incidentID),
@@ -194,26 +201,14 @@ func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incide
 		Args:         []any{req},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	}
-	for attempt := 0; ; attempt++ {
-		handle, err := s.temporal.UpdateWorkflow(wctx, opts)
-		if err == nil {
-			err = handle.Get(wctx, &res)
-		}
-		if err == nil {
-			return res, nil
-		}
-		// The previous pass is recorded finished a moment before its workflow
-		// reports back to the incident's; wait out that gap instead of refusing.
-		if attempt < catchUpAttempts && hasType(err, workflows.ErrTypeInvestigationInProgress) && s.lastPassFinished(ctx, p.TenantID, incidentID) {
-			select {
-			case <-ctx.Done():
-				return res, ctx.Err()
-			case <-time.After(catchUpDelay):
-			}
-			continue
-		}
+	handle, err := s.temporal.UpdateWorkflow(wctx, opts)
+	if err == nil {
+		err = handle.Get(wctx, &res)
+	}
+	if err != nil {
 		return res, s.startError(ctx, p, incidentID, err)
 	}
+	return res, nil
 }
 
 // startUpdateID is the ID of a start request's update (see startPass): from
@@ -228,28 +223,11 @@ func (s *Investigations) startUpdateID(ctx context.Context, tenantID, incidentID
 	if last, err := s.store.LatestInvestigation(ctx, tenantID, incidentID); err == nil {
 		next = last.Pass + 1
 	} else if !errors.Is(err, models.ErrNotFound) {
-		return "", unavailable("the database", err)
+		return "", errcode.Down("the database", err)
 	}
 	digest, _ := json.Marshal([]any{req.Agents, req.Context})
 	sum := sha256.Sum256(digest)
 	return fmt.Sprintf("%s-%d-%s", kind, next, hex.EncodeToString(sum[:6])), nil
-}
-
-// The incident workflow learns a pass ended shortly after the database does;
-// a start in between is retried for up to catchUpAttempts × catchUpDelay.
-const (
-	catchUpAttempts = 30
-	catchUpDelay    = 100 * time.Millisecond
-)
-
-func (s *Investigations) lastPassFinished(ctx context.Context, tenantID, incidentID string) bool {
-	last, err := s.store.LatestInvestigation(ctx, tenantID, incidentID)
-	return err == nil && last.Status != models.InvestigationRunning
-}
-
-func hasType(err error, typ string) bool {
-	var app *temporal.ApplicationError
-	return errors.As(err, &app) && app.Type() == typ
 }
 
 // startError turns the workflow's refusal into the API's answer.
@@ -258,17 +236,17 @@ func (s *Investigations) startError(ctx context.Context, p auth.Principal, incid
 	if errors.As(err, &app) {
 		switch app.Type() {
 		case workflows.ErrTypeInvestigationInProgress:
-			return Errorf(CodeInvestigationInProgress, "an investigation of incident %s is already running; wait for it to finish", incidentID)
+			return errcode.New(errcode.InvestigationInProgress, "an investigation of incident %s is already running; wait for it to finish", incidentID)
 		case workflows.ErrTypeQuotaExceeded:
-			return Errorf(CodeInvestigationQuota, "the monthly investigation quota of this tenant is used up; it resets on the 1st (UTC)")
+			return errcode.New(errcode.InvestigationQuota, "the monthly investigation quota of this tenant is used up; it resets on the 1st (UTC)")
 		case workflows.ErrTypeIncidentResolved:
-			return Errorf(CodeInvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
+			return errcode.New(errcode.InvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
 		}
 	}
 	if again, gerr := findIncident(ctx, s.store, p.TenantID, incidentID); gerr == nil && again.Status == models.StatusResolved {
-		return Errorf(CodeInvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
+		return errcode.New(errcode.InvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
 	}
-	return unavailable("the workflow service", err)
+	return errcode.Down("the workflow service", err)
 }
 
 // contextFits refuses new context for a pass when the incident's context would
@@ -278,7 +256,7 @@ func (s *Investigations) startError(ctx context.Context, p auth.Principal, incid
 func (s *Investigations) contextFits(ctx context.Context, inc *models.Incident, text string) error {
 	n, b, err := s.store.ContextUsage(ctx, inc.TenantID, inc.ID)
 	if err != nil {
-		return unavailable("the database", err)
+		return errcode.Down("the database", err)
 	}
 	lim := IncidentContextLimits
 	if n >= lim.Entries || b+len(text) > lim.Bytes {
@@ -291,12 +269,12 @@ func (s *Investigations) contextFits(ctx context.Context, inc *models.Incident, 
 func contextError(err error) error {
 	var full *models.ContextLimitError
 	if !errors.As(err, &full) {
-		return unavailable("the database", err)
+		return errcode.Down("the database", err)
 	}
 	if full.Entries >= full.Limits.Entries {
-		return validation("context: this incident already holds %d context entries, the most one incident may hold", full.Limits.Entries)
+		return errcode.Invalid("context: this incident already holds %d context entries, the most one incident may hold", full.Limits.Entries)
 	}
-	return validation("context: an incident's context is limited to %d bytes in all; it holds %d and this entry has %d",
+	return errcode.Invalid("context: an incident's context is limited to %d bytes in all; it holds %d and this entry has %d",
 		full.Limits.Bytes, full.Bytes, full.Adding)
 }
 
@@ -304,10 +282,10 @@ func validAgents(agents []string) error {
 	seen := map[string]bool{}
 	for _, a := range agents {
 		if !analyzer.ValidRole(a) {
-			return validation("unknown agent %q; valid agents are %s", a, strings.Join(analyzer.Roles, ", "))
+			return errcode.Invalid("unknown agent %q; valid agents are %s", a, strings.Join(analyzer.Roles, ", "))
 		}
 		if seen[a] {
-			return validation("agent %q is listed twice", a)
+			return errcode.Invalid("agent %q is listed twice", a)
 		}
 		seen[a] = true
 	}
@@ -318,11 +296,11 @@ func validAgents(agents []string) error {
 // ULIDs, hashes): 1 to 255 visible ASCII characters, or no key at all.
 func validIdempotencyKey(key string) error {
 	if len(key) > MaxIdempotencyKeyLength {
-		return validation("Idempotency-Key must be at most %d characters, got %d", MaxIdempotencyKeyLength, len(key))
+		return errcode.Invalid("Idempotency-Key must be at most %d characters, got %d", MaxIdempotencyKeyLength, len(key))
 	}
 	for _, r := range key {
 		if r < '!' || r > '~' {
-			return validation("Idempotency-Key must be visible ASCII characters without spaces")
+			return errcode.Invalid("Idempotency-Key must be visible ASCII characters without spaces")
 		}
 	}
 	return nil
@@ -332,9 +310,9 @@ func validContext(text string, required bool) error {
 	n := utf8.RuneCountInString(strings.TrimSpace(text))
 	switch {
 	case required && n == 0:
-		return validation("context is required")
+		return errcode.Invalid("context is required")
 	case n > MaxContextLength:
-		return validation("context must be at most %d characters, got %d", MaxContextLength, n)
+		return errcode.Invalid("context must be at most %d characters, got %d", MaxContextLength, n)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/config"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -51,10 +52,10 @@ type oauthState struct {
 func (o *OAuth) provider(name string) (config.OAuthProvider, error) {
 	p, ok := o.providers[name]
 	if !ok {
-		return p, Errorf(CodeNotFound, "unknown identity provider %q (github, google)", name)
+		return p, errcode.New(errcode.NotFound, "unknown identity provider %q (github, google)", name)
 	}
 	if !p.Enabled() {
-		return p, Errorf(CodeOAuthProviderDisabled, "sign-in with %s is not configured on this server", name)
+		return p, errcode.New(errcode.OAuthProviderDisabled, "sign-in with %s is not configured on this server", name)
 	}
 	return p, nil
 }
@@ -115,10 +116,10 @@ func (o *OAuth) Callback(ctx context.Context, name, code, state, cookieNonce str
 	}
 	var st oauthState
 	if err := o.state.Open(state, &st); err != nil || st.Provider != name || cookieNonce == "" || st.Nonce != cookieNonce {
-		return TokenPair{}, Errorf(CodeUnauthorized, "sign-in state is invalid or expired; start again")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "sign-in state is invalid or expired; start again")
 	}
 	if code == "" {
-		return TokenPair{}, validation("code is required")
+		return TokenPair{}, errcode.Invalid("code is required")
 	}
 	token, err := o.exchange(ctx, p, name, code)
 	if err != nil {
@@ -152,7 +153,7 @@ func (o *OAuth) exchange(ctx context.Context, p config.OAuthProvider, name, code
 		return "", err
 	}
 	if out.AccessToken == "" {
-		return "", Errorf(CodeUnauthorized, "the identity provider refused the sign-in (%s)", out.Error)
+		return "", errcode.New(errcode.Unauthorized, "the identity provider refused the sign-in (%s)", out.Error)
 	}
 	return out.AccessToken, nil
 }
@@ -177,7 +178,7 @@ func (o *OAuth) identify(ctx context.Context, p config.OAuthProvider, name, toke
 			return identity{}, err
 		}
 		if u.Sub == "" || u.Email == "" || !u.EmailVerified {
-			return identity{}, Errorf(CodeUnauthorized, "the Google account has no verified e-mail")
+			return identity{}, errcode.New(errcode.Unauthorized, "the Google account has no verified e-mail")
 		}
 		return identity{Subject: u.Sub, Email: u.Email, Name: u.Name}, nil
 	}
@@ -209,7 +210,7 @@ func (o *OAuth) identify(ctx context.Context, p config.OAuthProvider, name, toke
 		}
 	}
 	if u.ID == 0 || id.Email == "" {
-		return identity{}, Errorf(CodeUnauthorized, "the GitHub account has no verified primary e-mail")
+		return identity{}, errcode.New(errcode.Unauthorized, "the GitHub account has no verified primary e-mail")
 	}
 	return id, nil
 }
@@ -218,21 +219,21 @@ func (o *OAuth) do(req *http.Request, out any) error {
 	req.Header.Set("Accept", "application/json")
 	resp, err := o.http.Do(req)
 	if err != nil {
-		return unavailable("the identity provider", err)
+		return errcode.Down("the identity provider", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return unavailable("the identity provider", err)
+		return errcode.Down("the identity provider", err)
 	}
 	if resp.StatusCode >= 500 {
-		return unavailable("the identity provider", fmt.Errorf("status %d", resp.StatusCode))
+		return errcode.Down("the identity provider", fmt.Errorf("status %d", resp.StatusCode))
 	}
 	if resp.StatusCode >= 400 {
-		return Errorf(CodeUnauthorized, "the identity provider refused the sign-in (status %d)", resp.StatusCode)
+		return errcode.New(errcode.Unauthorized, "the identity provider refused the sign-in (status %d)", resp.StatusCode)
 	}
 	if err := json.Unmarshal(body, out); err != nil {
-		return unavailable("the identity provider", fmt.Errorf("decode response: %w", err))
+		return errcode.Down("the identity provider", fmt.Errorf("decode response: %w", err))
 	}
 	return nil
 }
@@ -248,11 +249,11 @@ func (o *OAuth) signIn(ctx context.Context, provider string, id identity) (Token
 		u, err = a.store.UserByEmail(ctx, id.Email)
 		switch {
 		case err == nil && u.EmailVerifiedAt == nil:
-			return TokenPair{}, Errorf(CodeEmailTaken, "an account with this e-mail already exists; sign in to it and link %s from there (POST /v1/oauth/%s/link)", provider, provider)
+			return TokenPair{}, errcode.New(errcode.EmailTaken, "an account with this e-mail already exists; sign in to it and link %s from there (POST /v1/oauth/%s/link)", provider, provider)
 		case err == nil:
 			err = a.store.LinkOAuth(ctx, u.ID, provider, id.Subject, nil)
 			if errors.Is(err, models.ErrConflict) {
-				return TokenPair{}, Errorf(CodeIdentityLinked, "the account with this e-mail signs in with another identity")
+				return TokenPair{}, errcode.New(errcode.IdentityLinked, "the account with this e-mail signs in with another identity")
 			}
 		}
 	}
@@ -260,10 +261,10 @@ func (o *OAuth) signIn(ctx context.Context, provider string, id identity) (Token
 		u, err = o.createOAuthUser(ctx, provider, id)
 	}
 	if err != nil {
-		if _, ok := AsError(err); ok {
+		if _, ok := errcode.As(err); ok {
 			return TokenPair{}, err
 		}
-		return TokenPair{}, unavailable("the database", err)
+		return TokenPair{}, errcode.Down("the database", err)
 	}
 	return a.issueOutsideSSO(ctx, u)
 }
@@ -277,10 +278,10 @@ func (o *OAuth) link(ctx context.Context, provider, userID string, id identity) 
 	a := o.accounts
 	u, err := a.store.UserByID(ctx, userID)
 	if errors.Is(err, models.ErrNotFound) {
-		return TokenPair{}, Errorf(CodeUnauthorized, "the account that started this link no longer exists")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "the account that started this link no longer exists")
 	}
 	if err != nil {
-		return TokenPair{}, unavailable("the database", err)
+		return TokenPair{}, errcode.Down("the database", err)
 	}
 	if holder, err := a.store.UserByOAuth(ctx, provider, id.Subject); err == nil && holder.ID == u.ID {
 		return a.issueOutsideSSO(ctx, u)
@@ -292,9 +293,9 @@ func (o *OAuth) link(ctx context.Context, provider, userID string, id identity) 
 	}
 	switch err := a.store.LinkOAuth(ctx, u.ID, provider, id.Subject, verified); {
 	case errors.Is(err, models.ErrConflict):
-		return TokenPair{}, Errorf(CodeIdentityLinked, "this account already has a linked identity, or this %s identity belongs to another account", provider)
+		return TokenPair{}, errcode.New(errcode.IdentityLinked, "this account already has a linked identity, or this %s identity belongs to another account", provider)
 	case err != nil:
-		return TokenPair{}, unavailable("the database", err)
+		return TokenPair{}, errcode.Down("the database", err)
 	}
 	return a.issueOutsideSSO(ctx, u)
 }
@@ -302,7 +303,7 @@ func (o *OAuth) link(ctx context.Context, provider, userID string, id identity) 
 func (o *OAuth) createOAuthUser(ctx context.Context, provider string, id identity) (*models.User, error) {
 	a := o.accounts
 	if !a.signup {
-		return nil, Errorf(CodeSignupDisabled, "no account uses this e-mail and self-service sign-up is disabled")
+		return nil, errcode.New(errcode.SignupDisabled, "no account uses this e-mail and self-service sign-up is disabled")
 	}
 	name := id.Name
 	if name == "" {

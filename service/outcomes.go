@@ -14,6 +14,7 @@ import (
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/replay"
 	"github.com/causeway/causeway/workflows"
@@ -70,13 +71,13 @@ func (in *FeedbackInput) validate() error {
 	in.Note = strings.TrimSpace(in.Note)
 	switch {
 	case in.Verdict != models.VerdictCorrect && in.Verdict != models.VerdictPartly && in.Verdict != models.VerdictWrong:
-		return validation("verdict must be one of correct, partly, wrong")
+		return errcode.Invalid("verdict must be one of correct, partly, wrong")
 	case in.ActualCategory != "" && !analyzer.ValidCategory(in.ActualCategory):
-		return validation("actualCategory must be one of %s", strings.Join(analyzer.Categories, ", "))
+		return errcode.Invalid("actualCategory must be one of %s", strings.Join(analyzer.Categories, ", "))
 	case utf8.RuneCountInString(in.ActualCulprit) > MaxCulpritLength:
-		return validation("actualCulprit must be at most %d characters", MaxCulpritLength)
+		return errcode.Invalid("actualCulprit must be at most %d characters", MaxCulpritLength)
 	case utf8.RuneCountInString(in.Note) > MaxFeedbackNoteLength:
-		return validation("note must be at most %d characters", MaxFeedbackNoteLength)
+		return errcode.Invalid("note must be at most %d characters", MaxFeedbackNoteLength)
 	}
 	return nil
 }
@@ -90,16 +91,16 @@ func (o *Outcomes) Grade(ctx context.Context, p auth.Principal, incidentID strin
 	}
 	inv, err := o.store.LatestCompletedInvestigation(ctx, p.TenantID, incidentID)
 	if errors.Is(err, models.ErrNotFound) {
-		return nil, Errorf(CodeIncidentNotFound, "no incident with id %q has a completed investigation to grade", incidentID)
+		return nil, errcode.New(errcode.IncidentNotFound, "no incident with id %q has a completed investigation to grade", incidentID)
 	}
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	f := models.Feedback{InvestigationID: inv.ID, UserID: p.UserID, TenantID: p.TenantID, IncidentID: incidentID,
 		Verdict: in.Verdict, ActualCategory: in.ActualCategory, ActualCulprit: in.ActualCulprit, Note: in.Note,
 		Actor: p.Email, CreatedAt: o.now().UTC()}
 	if err := o.store.SaveFeedback(ctx, &f); err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	v := viewFeedback(f)
 	return &v, nil
@@ -117,14 +118,14 @@ func (o *Outcomes) Export(ctx context.Context, p auth.Principal, incidentID stri
 	}
 	inv, err := o.store.LatestCompletedInvestigation(ctx, p.TenantID, incidentID)
 	if errors.Is(err, models.ErrNotFound) {
-		return nil, Errorf(CodeIncidentNotFound, "incident %q has no completed investigation to export", incidentID)
+		return nil, errcode.New(errcode.IncidentNotFound, "incident %q has no completed investigation to export", incidentID)
 	}
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	rec, err := replay.FromHistory(o.temporal.GetWorkflowHistory(ctx, workflows.InvestigationWorkflowID(incidentID, inv.Pass), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT))
 	if err != nil {
-		return nil, unavailable("Temporal", err)
+		return nil, errcode.Down("Temporal", err)
 	}
 	srcs, answers := rec.Answers(func(id string) map[string]any {
 		if row, err := o.store.GetDataSource(ctx, p.TenantID, id); err == nil {
@@ -134,7 +135,7 @@ func (o *Outcomes) Export(ctx context.Context, p auth.Principal, incidentID stri
 	})
 	grades, err := o.store.IncidentFeedback(ctx, p.TenantID, incidentID)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	s := &replay.Scenario{AlertSource: inc.Source, Sources: srcs, Answers: answers}
 	s.ID, s.Context, s.Changes = "incident-"+inc.ID, inv.Context, rec.Changes
@@ -170,7 +171,7 @@ func noteSuffix(note string) string {
 func (o *Outcomes) Feedback(ctx context.Context, p auth.Principal, incidentID string) ([]FeedbackView, error) {
 	rows, err := o.store.IncidentFeedback(ctx, p.TenantID, incidentID)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	out := make([]FeedbackView, len(rows))
 	for i, r := range rows {
@@ -217,7 +218,7 @@ func (a *Analytics) Accuracy(ctx context.Context, p auth.Principal, period strin
 	}
 	answers, err := a.store.AnswersSince(ctx, p.TenantID, since)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	out := &AccuracyAnalytics{Period: period, Total: &AccuracyFigures{}, ByCategory: map[string]*AccuracyFigures{},
 		ByAgent: map[string]*AccuracyFigures{}, ByModel: map[string]*AccuracyFigures{}}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/config"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -39,7 +40,7 @@ func (p *Plans) WithSSO(s *SSO) *Plans {
 func planQuota(quotas map[string]config.PlanQuota, plan string) (config.PlanQuota, error) {
 	q, ok := quotas[plan]
 	if !ok || !models.ValidPlan(plan) {
-		return q, validation("plan must be one of free, team, enterprise")
+		return q, errcode.Invalid("plan must be one of free, team, enterprise")
 	}
 	return q, nil
 }
@@ -55,13 +56,13 @@ func (p *Plans) Change(ctx context.Context, tenantID, plan string) (*models.Tena
 	}
 	switch err := p.store.SetPlan(ctx, tenantID, plan, q.EventsPerMonth, q.InvestigationsPerMonth); {
 	case errors.Is(err, models.ErrNotFound):
-		return nil, Errorf(CodeNotFound, "no tenant %s", tenantID)
+		return nil, errcode.New(errcode.NotFound, "no tenant %s", tenantID)
 	case err != nil:
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	t, err := p.store.TenantByID(ctx, tenantID)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return t, nil
 }
@@ -80,7 +81,7 @@ func (p *Plans) Apply(ctx context.Context) (int64, error) {
 		q := p.quotas[name]
 		n, err := p.store.ApplyPlanQuotas(ctx, name, q.EventsPerMonth, q.InvestigationsPerMonth)
 		if err != nil {
-			return changed, unavailable("the database", err)
+			return changed, errcode.Down("the database", err)
 		}
 		changed += n
 	}
@@ -125,10 +126,10 @@ func (p *Plans) Overview(ctx context.Context, who auth.Principal) (TenantOvervie
 	now := p.now().UTC()
 	t, u, err := p.store.TenantUsage(ctx, who.TenantID, now)
 	if errors.Is(err, models.ErrNotFound) {
-		return TenantOverview{}, Errorf(CodeNotFound, "tenant not found")
+		return TenantOverview{}, errcode.New(errcode.NotFound, "tenant not found")
 	}
 	if err != nil {
-		return TenantOverview{}, unavailable("the database", err)
+		return TenantOverview{}, errcode.Down("the database", err)
 	}
 	start, end := models.PeriodBounds(now)
 	out := TenantOverview{Tenant: t, Events: quotaUse(t.QuotaEvents, u.Events), Inv: quotaUse(t.QuotaInvestigations, u.Investigations),

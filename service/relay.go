@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 	"github.com/causeway/causeway/workflows"
 )
 
@@ -40,7 +41,7 @@ func NewRelay(store *models.Store, tc client.Client, taskQueue string, log *slog
 const relayPage = 200
 
 // Sweep fans out every pending event, then starts every delivery still without a
-// workflow, up to sweepConcurrency starts at a time like the dispatcher. It
+// workflow, up to temporalx.SweepConcurrency starts at a time like the dispatcher. It
 // returns how many delivery workflows it started.
 func (r *Relay) Sweep(ctx context.Context) (int, error) {
 	for {
@@ -58,7 +59,7 @@ func (r *Relay) Sweep(ctx context.Context) (int, error) {
 		if err != nil {
 			return started, err
 		}
-		n, err := forEachConcurrently(pending, func(d *models.EventDelivery) error { return r.start(ctx, d) })
+		n, err := temporalx.ForEachConcurrently(pending, func(d *models.EventDelivery) error { return r.start(ctx, d) })
 		started += n
 		if err != nil || len(pending) < relayPage {
 			return started, err
@@ -74,7 +75,7 @@ func (r *Relay) start(ctx context.Context, d *models.EventDelivery) error {
 		StaticSummary: d.EventType + " → " + d.EndpointID,
 	}
 	in := workflows.DeliveryInput{DeliveryID: d.ID, TenantID: d.TenantID, EventID: d.EventID, EndpointID: d.EndpointID}
-	if err := startOnce(ctx, r.temporal, opts, workflows.DeliveryWorkflowName, in); err != nil {
+	if err := temporalx.StartOnce(ctx, r.temporal, opts, workflows.DeliveryWorkflowName, in); err != nil {
 		return fmt.Errorf("start delivery %s: %w", d.ID, err)
 	}
 	return r.store.MarkDeliveryStarted(ctx, d.ID, r.now().UTC())
@@ -83,5 +84,5 @@ func (r *Relay) start(ctx context.Context, d *models.EventDelivery) error {
 // Run sweeps every interval until ctx ends. It runs in every worker process (and
 // in `causeway run`); concurrent relays are safe for the reasons above.
 func (r *Relay) Run(ctx context.Context, interval time.Duration) {
-	sweepLoop(ctx, interval, nil, r.log, "event relay sweep", func(bool) (int, error) { return r.Sweep(ctx) })
+	temporalx.SweepLoop(ctx, interval, nil, r.log, "event relay sweep", func(bool) (int, error) { return r.Sweep(ctx) })
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -29,5 +30,5 @@ func RequireRole(p auth.Principal, roles ...string) error {
 	if p.HasAnyRole(roles...) {
 		return nil
 	}
-	return Errorf(CodeForbidden, "this operation needs one of the roles: %s", strings.Join(roles, ", "))
+	return errcode.New(errcode.Forbidden, "this operation needs one of the roles: %s", strings.Join(roles, ", "))
 }

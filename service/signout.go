@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 )
 
 // SignOut ends the session a refresh token belongs to: its whole rotation chain
@@ -14,7 +15,7 @@ func (a *Accounts) SignOut(ctx context.Context, refreshToken string) error {
 		return nil
 	}
 	if err := a.store.RevokeRefreshFamily(ctx, auth.SHA256Hex(refreshToken), a.now()); err != nil {
-		return unavailable("the database", err)
+		return errcode.Down("the database", err)
 	}
 	return nil
 }

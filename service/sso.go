@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -108,13 +109,13 @@ func ssoRole(r string) bool { return r != "" && r != models.RoleOwner && models.
 func (s *SSO) requireEnterprise(ctx context.Context, tenantID string) error {
 	t, err := s.store.TenantByID(ctx, tenantID)
 	if errors.Is(err, models.ErrNotFound) {
-		return Errorf(CodeNotFound, "no single sign-on is configured for this tenant")
+		return errcode.New(errcode.NotFound, "no single sign-on is configured for this tenant")
 	}
 	if err != nil {
-		return unavailable("the database", err)
+		return errcode.Down("the database", err)
 	}
 	if t.Plan != models.PlanEnterprise {
-		return Errorf(CodePlanRequired, "single sign-on needs the enterprise plan; this tenant is on %s", t.Plan)
+		return errcode.New(errcode.PlanRequired, "single sign-on needs the enterprise plan; this tenant is on %s", t.Plan)
 	}
 	return nil
 }
@@ -138,7 +139,7 @@ func (s *SSO) Configure(ctx context.Context, who auth.Principal, in SSOInput) (S
 	case models.SSOTypeSAML:
 		err = s.configureSAML(ctx, c, in)
 	default:
-		err = validation("type must be saml or oidc")
+		err = errcode.Invalid("type must be saml or oidc")
 	}
 	if err != nil {
 		return SSOView{}, err
@@ -146,24 +147,24 @@ func (s *SSO) Configure(ctx context.Context, who auth.Principal, in SSOInput) (S
 	now := s.now().UTC()
 	c.CreatedAt, c.UpdatedAt = now, now
 	if err := s.store.SaveSSOConnection(ctx, c); err != nil {
-		return SSOView{}, unavailable("the database", err)
+		return SSOView{}, errcode.Down("the database", err)
 	}
 	return s.view(c), nil
 }
 
 func validRoles(c *models.SSOConnection, in SSOInput) error {
 	if !ssoRole(in.DefaultRole) {
-		return validation("defaultRole must be one of admin, operator, viewer (a provider never grants owner)")
+		return errcode.Invalid("defaultRole must be one of admin, operator, viewer (a provider never grants owner)")
 	}
 	if len(in.RoleMapping) > 100 {
-		return validation("roleMapping has at most 100 entries")
+		return errcode.Invalid("roleMapping has at most 100 entries")
 	}
 	for k, v := range in.RoleMapping {
 		if k == "" || utf8.RuneCountInString(k) > 200 {
-			return validation("roleMapping keys are 1 to 200 characters")
+			return errcode.Invalid("roleMapping keys are 1 to 200 characters")
 		}
 		if !ssoRole(v) {
-			return validation("roleMapping[%q] must be one of admin, operator, viewer (a provider never grants owner)", k)
+			return errcode.Invalid("roleMapping[%q] must be one of admin, operator, viewer (a provider never grants owner)", k)
 		}
 	}
 	attr := in.RoleClaim
@@ -171,10 +172,10 @@ func validRoles(c *models.SSOConnection, in SSOInput) error {
 		attr = in.RoleAttribute
 	}
 	if utf8.RuneCountInString(attr) > 200 {
-		return validation("roleClaim/roleAttribute is at most 200 characters")
+		return errcode.Invalid("roleClaim/roleAttribute is at most 200 characters")
 	}
 	if len(in.RoleMapping) > 0 && attr == "" {
-		return validation("roleMapping needs roleClaim (oidc) or roleAttribute (saml) to say where the values come from")
+		return errcode.Invalid("roleMapping needs roleClaim (oidc) or roleAttribute (saml) to say where the values come from")
 	}
 	c.RoleAttribute, c.RoleMapping, c.DefaultRole = attr, in.RoleMapping, in.DefaultRole
 	return nil
@@ -184,7 +185,7 @@ func validRoles(c *models.SSOConnection, in SSOInput) error {
 func (s *SSO) checkURL(field, raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && !(s.allowHTTP && u.Scheme == "http")) || len(raw) > 1000 {
-		return nil, validation("%s must be an https:// URL", field)
+		return nil, errcode.Invalid("%s must be an https:// URL", field)
 	}
 	return u, nil
 }
@@ -193,10 +194,10 @@ func (s *SSO) checkURL(field, raw string) (*url.URL, error) {
 func (s *SSO) Get(ctx context.Context, who auth.Principal) (SSOView, error) {
 	c, err := s.store.SSOConnection(ctx, who.TenantID)
 	if errors.Is(err, models.ErrNotFound) {
-		return SSOView{}, Errorf(CodeNotFound, "no single sign-on is configured for this tenant")
+		return SSOView{}, errcode.New(errcode.NotFound, "no single sign-on is configured for this tenant")
 	}
 	if err != nil {
-		return SSOView{}, unavailable("the database", err)
+		return SSOView{}, errcode.Down("the database", err)
 	}
 	return s.view(c), nil
 }
@@ -206,10 +207,10 @@ func (s *SSO) Get(ctx context.Context, who auth.Principal) (SSOView, error) {
 func (s *SSO) Delete(ctx context.Context, who auth.Principal) error {
 	err := s.store.DeleteSSOConnection(ctx, who.TenantID)
 	if errors.Is(err, models.ErrNotFound) {
-		return Errorf(CodeNotFound, "no single sign-on is configured for this tenant")
+		return errcode.New(errcode.NotFound, "no single sign-on is configured for this tenant")
 	}
 	if err != nil {
-		return unavailable("the database", err)
+		return errcode.Down("the database", err)
 	}
 	return nil
 }
@@ -242,7 +243,7 @@ func (s *SSO) Summary(ctx context.Context, tenantID string) (*SSOSummary, error)
 		return nil, nil
 	}
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return &SSOSummary{Type: c.Type, Enforced: c.Enforce}, nil
 }
@@ -252,10 +253,10 @@ func (s *SSO) Summary(ctx context.Context, tenantID string) (*SSOSummary, error)
 func (s *SSO) connection(ctx context.Context, tenantID string) (*models.SSOConnection, error) {
 	c, err := s.store.SSOConnection(ctx, tenantID)
 	if errors.Is(err, models.ErrNotFound) {
-		return nil, Errorf(CodeNotFound, "no single sign-on is configured for this tenant")
+		return nil, errcode.New(errcode.NotFound, "no single sign-on is configured for this tenant")
 	}
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	if err := s.requireEnterprise(ctx, tenantID); err != nil {
 		return nil, err
@@ -304,7 +305,7 @@ func mapRole(c *models.SSOConnection, values []string) string {
 func (s *SSO) signIn(ctx context.Context, c *models.SSOConnection, subject, email, name string, roleValues []string) (TokenPair, error) {
 	email, err := validEmail(email)
 	if err != nil {
-		return TokenPair{}, Errorf(CodeUnauthorized, "the identity provider sent no valid e-mail address for this person")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "the identity provider sent no valid e-mail address for this person")
 	}
 	name = strings.TrimSpace(name)
 	if name == "" || utf8.RuneCountInString(name) > 200 {
@@ -314,11 +315,11 @@ func (s *SSO) signIn(ctx context.Context, c *models.SSOConnection, subject, emai
 		Role: mapRole(c, roleValues)}, s.now().UTC(), func() string { return models.NewID("usr") })
 	switch {
 	case errors.Is(err, models.ErrConflict):
-		return TokenPair{}, Errorf(CodeEmailTaken, "an account with this e-mail belongs to another tenant")
+		return TokenPair{}, errcode.New(errcode.EmailTaken, "an account with this e-mail belongs to another tenant")
 	case errors.Is(err, models.ErrOwnerAccount):
-		return TokenPair{}, Errorf(CodeUnauthorized, "this e-mail belongs to an owner of the tenant; owners sign in with their password")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "this e-mail belongs to an owner of the tenant; owners sign in with their password")
 	case err != nil:
-		return TokenPair{}, unavailable("the database", err)
+		return TokenPair{}, errcode.Down("the database", err)
 	}
 	return s.accounts.issue(ctx, u)
 }
@@ -327,10 +328,10 @@ func (s *SSO) signIn(ctx context.Context, c *models.SSOConnection, subject, emai
 func (s *SSO) consume(ctx context.Context, key string, expires time.Time) error {
 	err := s.store.ConsumeSSOArtefact(ctx, key, expires, s.now().UTC())
 	if errors.Is(err, models.ErrConflict) {
-		return Errorf(CodeUnauthorized, "this sign-in response was already used; start again")
+		return errcode.New(errcode.Unauthorized, "this sign-in response was already used; start again")
 	}
 	if err != nil {
-		return unavailable("the database", err)
+		return errcode.Down("the database", err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -42,13 +43,13 @@ func (s *SSO) configureOIDC(ctx context.Context, c *models.SSOConnection, in SSO
 		return err
 	}
 	if in.ClientID == "" || utf8.RuneCountInString(in.ClientID) > 300 {
-		return validation("clientId is required (at most 300 characters)")
+		return errcode.Invalid("clientId is required (at most 300 characters)")
 	}
 	if in.ClientSecret == "" || len(in.ClientSecret) > 2000 {
-		return validation("clientSecret is required (at most 2000 bytes)")
+		return errcode.Invalid("clientSecret is required (at most 2000 bytes)")
 	}
 	if _, err := oidc.NewProvider(s.oidcContext(ctx), in.Issuer); err != nil {
-		return validation("issuer: no usable OpenID Connect discovery document at %s/.well-known/openid-configuration (unreachable, or it names another issuer)", in.Issuer)
+		return errcode.Invalid("issuer: no usable OpenID Connect discovery document at %s/.well-known/openid-configuration (unreachable, or it names another issuer)", in.Issuer)
 	}
 	c.Issuer, c.ClientID = in.Issuer, in.ClientID
 	c.ClientSecretEnc = s.sealer.Encrypt([]byte(in.ClientSecret), oidcSecretAAD(c.TenantID))
@@ -61,7 +62,7 @@ func oidcSecretAAD(tenantID string) []byte { return []byte("sso-oidc-secret/" + 
 func (s *SSO) oauthConfig(ctx context.Context, c *models.SSOConnection) (*oidc.Provider, *oauth2.Config, error) {
 	p, err := oidc.NewProvider(s.oidcContext(ctx), c.Issuer)
 	if err != nil {
-		return nil, nil, unavailable("the identity provider", err)
+		return nil, nil, errcode.Down("the identity provider", err)
 	}
 	secret, err := s.sealer.Decrypt(c.ClientSecretEnc, oidcSecretAAD(c.TenantID))
 	if err != nil {
@@ -99,17 +100,17 @@ func (s *SSO) OIDCCallback(ctx context.Context, tenantID, code, state, cookie st
 	var st oidcState
 	var b oidcBrowser
 	if s.state.Open(state, &st) != nil || st.Tenant != tenantID || s.browser.Open(cookie, &b) != nil || b.ID != st.ID {
-		return TokenPair{}, Errorf(CodeUnauthorized, "sign-in state is invalid or expired, or belongs to another browser; start again")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "sign-in state is invalid or expired, or belongs to another browser; start again")
 	}
 	c, err := s.connection(ctx, tenantID)
 	if err != nil {
 		return TokenPair{}, err
 	}
 	if c.Type != models.SSOTypeOIDC {
-		return TokenPair{}, Errorf(CodeUnauthorized, "this tenant does not sign in with OpenID Connect")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "this tenant does not sign in with OpenID Connect")
 	}
 	if code == "" {
-		return TokenPair{}, validation("code is required")
+		return TokenPair{}, errcode.Invalid("code is required")
 	}
 	if err := s.consume(ctx, "oidc/"+tenantID+"/"+st.ID, s.now().Add(ssoFlowTTL)); err != nil {
 		return TokenPair{}, err
@@ -123,28 +124,28 @@ func (s *SSO) OIDCCallback(ctx context.Context, tenantID, code, state, cookie st
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500 {
-			return TokenPair{}, Errorf(CodeUnauthorized, "the identity provider refused the code")
+			return TokenPair{}, errcode.New(errcode.Unauthorized, "the identity provider refused the code")
 		}
-		return TokenPair{}, unavailable("the identity provider", err)
+		return TokenPair{}, errcode.Down("the identity provider", err)
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return TokenPair{}, Errorf(CodeUnauthorized, "the identity provider sent no ID token")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "the identity provider sent no ID token")
 	}
 	idt, err := p.Verifier(&oidc.Config{ClientID: c.ClientID, SupportedSigningAlgs: []string{oidc.RS256, oidc.ES256, oidc.PS256}, Now: s.now}).Verify(octx, raw)
 	if err != nil {
-		return TokenPair{}, Errorf(CodeUnauthorized, "the ID token failed verification (signature, issuer, audience or expiry)")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "the ID token failed verification (signature, issuer, audience or expiry)")
 	}
 	if idt.Nonce == "" || idt.Nonce != b.Nonce {
-		return TokenPair{}, Errorf(CodeUnauthorized, "the ID token answers another sign-in (nonce mismatch)")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "the ID token answers another sign-in (nonce mismatch)")
 	}
 	var claims map[string]any
 	if err := idt.Claims(&claims); err != nil {
-		return TokenPair{}, Errorf(CodeUnauthorized, "the ID token's claims are malformed")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "the ID token's claims are malformed")
 	}
 	email, _ := claims["email"].(string)
 	if v, ok := claims["email_verified"].(bool); ok && !v {
-		return TokenPair{}, Errorf(CodeUnauthorized, "the identity provider has not verified this person's e-mail")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "the identity provider has not verified this person's e-mail")
 	}
 	name, _ := claims["name"].(string)
 	var roles []string

@@ -20,6 +20,7 @@ import (
 	"github.com/crewjam/saml"
 	"github.com/crewjam/saml/samlsp"
 
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -44,7 +45,7 @@ func (s *SSO) configureSAML(ctx context.Context, c *models.SSOConnection, in SSO
 	raw, field := []byte(in.IDPMetadataXML), "idpMetadataXml"
 	switch {
 	case in.IDPMetadataURL != "" && in.IDPMetadataXML != "":
-		return validation("give idpMetadataUrl or idpMetadataXml, not both")
+		return errcode.Invalid("give idpMetadataUrl or idpMetadataXml, not both")
 	case in.IDPMetadataURL != "":
 		field = "idpMetadataUrl"
 		u, err := s.checkURL(field, in.IDPMetadataURL)
@@ -52,15 +53,15 @@ func (s *SSO) configureSAML(ctx context.Context, c *models.SSOConnection, in SSO
 			return err
 		}
 		if raw, err = s.fetchMetadata(ctx, u); err != nil {
-			return validation("idpMetadataUrl: the metadata could not be fetched (%s)", err)
+			return errcode.Invalid("idpMetadataUrl: the metadata could not be fetched (%s)", err)
 		}
 	case len(raw) == 0:
-		return validation("idpMetadataUrl or idpMetadataXml is required")
+		return errcode.Invalid("idpMetadataUrl or idpMetadataXml is required")
 	case len(raw) > maxMetadataBytes:
-		return validation("idpMetadataXml is larger than 1 MiB")
+		return errcode.Invalid("idpMetadataXml is larger than 1 MiB")
 	}
 	if _, err := idpDescriptor(raw); err != nil {
-		return validation("%s: %s", field, err)
+		return errcode.Invalid("%s: %s", field, err)
 	}
 	key, certPEM, err := newSPKey(c.TenantID, s.now())
 	if err != nil {
@@ -208,7 +209,7 @@ func (s *SSO) SAMLMetadata(ctx context.Context, tenantID string) ([]byte, error)
 		return nil, err
 	}
 	if c.Type != models.SSOTypeSAML {
-		return nil, Errorf(CodeNotFound, "this tenant does not sign in with SAML")
+		return nil, errcode.New(errcode.NotFound, "this tenant does not sign in with SAML")
 	}
 	sp, err := s.serviceProvider(c)
 	if err != nil {
@@ -246,14 +247,14 @@ func (s *SSO) samlLogin(c *models.SSOConnection) (LoginRedirect, error) {
 func (s *SSO) SAMLACS(ctx context.Context, tenantID, samlResponse, relayState string) (TokenPair, error) {
 	var rs samlRelay
 	if s.relay.Open(relayState, &rs) != nil || rs.Tenant != tenantID {
-		return TokenPair{}, Errorf(CodeUnauthorized, "sign-in state is invalid or expired; start again")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "sign-in state is invalid or expired; start again")
 	}
 	c, err := s.connection(ctx, tenantID)
 	if err != nil {
 		return TokenPair{}, err
 	}
 	if c.Type != models.SSOTypeSAML {
-		return TokenPair{}, Errorf(CodeUnauthorized, "this tenant does not sign in with SAML")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "this tenant does not sign in with SAML")
 	}
 	sp, err := s.serviceProvider(c)
 	if err != nil {
@@ -261,14 +262,14 @@ func (s *SSO) SAMLACS(ctx context.Context, tenantID, samlResponse, relayState st
 	}
 	raw, err := base64.StdEncoding.DecodeString(samlResponse)
 	if err != nil || len(raw) == 0 || len(raw) > maxMetadataBytes {
-		return TokenPair{}, Errorf(CodeUnauthorized, "SAMLResponse is missing or not base64")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "SAMLResponse is missing or not base64")
 	}
 	a, err := sp.ParseXMLResponse(raw, []string{rs.RequestID}, sp.AcsURL)
 	if err != nil {
-		return TokenPair{}, Errorf(CodeUnauthorized, "the SAML response failed verification (signature, audience, recipient, time bounds or request)")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "the SAML response failed verification (signature, audience, recipient, time bounds or request)")
 	}
 	if a.ID == "" || a.Subject == nil || a.Subject.NameID == nil || a.Subject.NameID.Value == "" {
-		return TokenPair{}, Errorf(CodeUnauthorized, "the SAML assertion names no subject")
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "the SAML assertion names no subject")
 	}
 	until := s.now().Add(ssoFlowTTL)
 	if a.Conditions != nil && a.Conditions.NotOnOrAfter.After(until) {

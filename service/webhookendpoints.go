@@ -10,6 +10,7 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/egress"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 )
 
@@ -58,10 +59,10 @@ func (s *WebhookEndpoints) Create(ctx context.Context, p auth.Principal, in Crea
 	}
 	n, err := s.store.CountWebhookEndpoints(ctx, p.TenantID)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	if n >= MaxEndpointsPerTenant {
-		return nil, validation("a tenant may have at most %d webhook endpoints (MaxEndpointsPerTenant); delete one first", MaxEndpointsPerTenant)
+		return nil, errcode.Invalid("a tenant may have at most %d webhook endpoints (MaxEndpointsPerTenant); delete one first", MaxEndpointsPerTenant)
 	}
 	events := slices.Clone(in.Events)
 	slices.Sort(events)
@@ -70,7 +71,7 @@ func (s *WebhookEndpoints) Create(ctx context.Context, p auth.Principal, in Crea
 	secret := auth.NewWebhookSecret()
 	e.SecretEnc = s.sealer.Encrypt([]byte(secret), []byte(e.ID))
 	if err := s.store.CreateWebhookEndpoint(ctx, &e); err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return &CreatedEndpoint{Endpoint: e, Secret: secret}, nil
 }
@@ -80,22 +81,22 @@ func validateEndpoint(in CreateEndpointInput, allowPrivate bool) error {
 	u, err := url.Parse(raw)
 	switch {
 	case raw == "":
-		return validation("url is required")
+		return errcode.Invalid("url is required")
 	case len(raw) > MaxEndpointURLLength:
-		return validation("url must be at most %d characters", MaxEndpointURLLength)
+		return errcode.Invalid("url must be at most %d characters", MaxEndpointURLLength)
 	case err != nil:
-		return validation("url must be an absolute http or https URL")
+		return errcode.Invalid("url must be an absolute http or https URL")
 	}
 	if err := egress.CheckURL(u, allowPrivate); err != nil {
-		return validation("url must be an absolute http or https URL the egress policy allows: %v", err)
+		return errcode.Invalid("url must be an absolute http or https URL the egress policy allows: %v", err)
 	}
 	switch {
 	case len(in.Events) == 0:
-		return validation("events must list at least one of: %s", strings.Join(models.EventKinds, ", "))
+		return errcode.Invalid("events must list at least one of: %s", strings.Join(models.EventKinds, ", "))
 	}
 	for _, k := range in.Events {
 		if !slices.Contains(models.EventKinds, k) {
-			return validation("unknown event %q; allowed: %s", k, strings.Join(models.EventKinds, ", "))
+			return errcode.Invalid("unknown event %q; allowed: %s", k, strings.Join(models.EventKinds, ", "))
 		}
 	}
 	return nil
@@ -105,7 +106,7 @@ func validateEndpoint(in CreateEndpointInput, allowPrivate bool) error {
 func (s *WebhookEndpoints) List(ctx context.Context, p auth.Principal) ([]models.WebhookEndpoint, error) {
 	out, err := s.store.ListWebhookEndpoints(ctx, p.TenantID)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return out, nil
 }
@@ -114,10 +115,10 @@ func (s *WebhookEndpoints) List(ctx context.Context, p auth.Principal) ([]models
 func (s *WebhookEndpoints) Delete(ctx context.Context, p auth.Principal, id string) error {
 	err := s.store.DeleteWebhookEndpoint(ctx, p.TenantID, id)
 	if errors.Is(err, models.ErrNotFound) {
-		return Errorf(CodeNotFound, "no webhook endpoint with id %q", id)
+		return errcode.New(errcode.NotFound, "no webhook endpoint with id %q", id)
 	}
 	if err != nil {
-		return unavailable("the database", err)
+		return errcode.Down("the database", err)
 	}
 	return nil
 }
@@ -126,19 +127,19 @@ func (s *WebhookEndpoints) Delete(ctx context.Context, p auth.Principal, id stri
 // limit (DefaultDeliveriesList when 0, capped at MaxDeliveriesListed).
 func (s *WebhookEndpoints) Deliveries(ctx context.Context, p auth.Principal, id string, limit int) ([]models.DeliveryAttempt, error) {
 	if _, err := s.store.GetWebhookEndpoint(ctx, p.TenantID, id); errors.Is(err, models.ErrNotFound) {
-		return nil, Errorf(CodeNotFound, "no webhook endpoint with id %q", id)
+		return nil, errcode.New(errcode.NotFound, "no webhook endpoint with id %q", id)
 	} else if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	if limit < 0 || limit > MaxDeliveriesListed {
-		return nil, validation("limit must be 1 to %d", MaxDeliveriesListed)
+		return nil, errcode.Invalid("limit must be 1 to %d", MaxDeliveriesListed)
 	}
 	if limit == 0 {
 		limit = DefaultDeliveriesList
 	}
 	out, err := s.store.DeliveryAttempts(ctx, p.TenantID, id, limit)
 	if err != nil {
-		return nil, unavailable("the database", err)
+		return nil, errcode.Down("the database", err)
 	}
 	return out, nil
 }

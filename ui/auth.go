@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/service"
 )
 
@@ -58,7 +59,7 @@ func (d *Dashboard) login(c *gin.Context) {
 
 func (d *Dashboard) signupPage(c *gin.Context) {
 	if !d.o.SignupEnabled {
-		d.fail(c, service.Errorf(service.CodeSignupDisabled, "self-service sign-up is disabled on this server; ask an admin of your organisation for an account"))
+		d.fail(c, errcode.New(errcode.SignupDisabled, "self-service sign-up is disabled on this server; ask an admin of your organisation for an account"))
 		return
 	}
 	d.render(c, http.StatusOK, "signup", &view{Title: "Create an account", Data: signInForm{Token: d.preSessionToken(c), Next: Prefix + "/incidents"}})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
 )
 
@@ -98,7 +99,7 @@ type liveIncident struct {
 	Timeline     []models.TimelineEntry
 	Latest       *passView
 	Earlier      []passView
-	Remediations []models.RemediationView
+	Remediations []remediation.RemediationView
 	// Feedback are the people's grades of the passes, newest first.
 	Feedback  []service.FeedbackView
 	Workflows []workflowLink
@@ -198,7 +199,7 @@ func (d *Dashboard) liveIncident(c *gin.Context) (*liveIncident, error) {
 func summarize(l *liveIncident) string {
 	running := 0
 	for _, r := range l.Remediations {
-		if r.Status == models.RemediationExecuting {
+		if r.Status == remediation.Executing {
 			running++
 		}
 	}
@@ -255,7 +256,7 @@ func isActive(l *liveIncident) bool {
 		return true
 	}
 	for _, r := range l.Remediations {
-		if r.Status == models.RemediationExecuting {
+		if r.Status == remediation.Executing {
 			return true
 		}
 	}

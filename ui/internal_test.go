@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
 )
 
 func TestSafeNextStaysInTheDashboard(t *testing.T) {
@@ -61,15 +61,15 @@ func TestConflictsAreExplainedInWords(t *testing.T) {
 	at := time.Date(2026, 3, 4, 5, 6, 0, 0, time.UTC)
 	approve, execute := decisions[0], decisions[2]
 	cases := []struct {
-		r    models.RemediationView
+		r    remediation.RemediationView
 		d    decision
 		want string
 	}{
-		{models.RemediationView{Status: "approved", ApprovedBy: "ann@x.io", ApprovedAt: &at}, approve, "Already approved by ann@x.io at 2026-03-04 05:06 UTC. It can now be executed."},
-		{models.RemediationView{Status: "rejected", RejectedBy: "bob@x.io", RejectedAt: &at, RejectReason: "wrong service"}, approve, "Already rejected by bob@x.io at 2026-03-04 05:06 UTC: wrong service."},
-		{models.RemediationView{Status: "rejected", RejectedBy: "causeway", RejectedAt: &at, RejectReason: "no decision within 168h0m0s; the proposal expired"}, approve, "This remediation expired at 2026-03-04 05:06 UTC: no decision within 168h0m0s; the proposal expired"},
-		{models.RemediationView{Status: "completed", ExecutedBy: "cy@x.io", ExecutedAt: &at}, execute, "Already executed by cy@x.io at 2026-03-04 05:06 UTC; it completed."},
-		{models.RemediationView{Status: "awaiting_approval"}, execute, "This remediation is not approved yet; it must be approved before it can be executed."},
+		{remediation.RemediationView{Status: "approved", ApprovedBy: "ann@x.io", ApprovedAt: &at}, approve, "Already approved by ann@x.io at 2026-03-04 05:06 UTC. It can now be executed."},
+		{remediation.RemediationView{Status: "rejected", RejectedBy: "bob@x.io", RejectedAt: &at, RejectReason: "wrong service"}, approve, "Already rejected by bob@x.io at 2026-03-04 05:06 UTC: wrong service."},
+		{remediation.RemediationView{Status: "rejected", RejectedBy: "causeway", RejectedAt: &at, RejectReason: "no decision within 168h0m0s; the proposal expired"}, approve, "This remediation expired at 2026-03-04 05:06 UTC: no decision within 168h0m0s; the proposal expired"},
+		{remediation.RemediationView{Status: "completed", ExecutedBy: "cy@x.io", ExecutedAt: &at}, execute, "Already executed by cy@x.io at 2026-03-04 05:06 UTC; it completed."},
+		{remediation.RemediationView{Status: "awaiting_approval"}, execute, "This remediation is not approved yet; it must be approved before it can be executed."},
 	}
 	for _, c := range cases {
 		if got := explainStatus(c.r, c.d); got != c.want {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/errcode"
+	"github.com/causeway/causeway/remediation"
 )
 
 // decision is one of the three moves on a remediation, each confirmed on its
@@ -25,17 +25,17 @@ type decision struct {
 }
 
 var decisions = []decision{
-	{Name: "approve", Title: "Approve remediation", Button: "Approve these steps", Want: models.RemediationAwaitingApproval, Notice: "approved",
+	{Name: "approve", Title: "Approve remediation", Button: "Approve these steps", Want: remediation.AwaitingApproval, Notice: "approved",
 		Explain: "Approving binds your approval to exactly the steps below (their plan hash). Nothing runs until someone executes it."},
-	{Name: "reject", Title: "Reject remediation", Button: "Reject remediation", Want: models.RemediationAwaitingApproval, Notice: "rejected",
+	{Name: "reject", Title: "Reject remediation", Button: "Reject remediation", Want: remediation.AwaitingApproval, Notice: "rejected",
 		Explain: "Rejecting closes this proposal; its steps will never run. Say why, so the team knows."},
-	{Name: "execute", Title: "Execute remediation", Button: "Execute these steps now", Want: models.RemediationApproved, Notice: "executing",
+	{Name: "execute", Title: "Execute remediation", Button: "Execute these steps now", Want: remediation.Approved, Notice: "executing",
 		Explain: "Executing runs the approved steps below in order, now. A failed step stops the run; later steps stay pending."},
 }
 
 // remediationView is the remediation page and its confirmations.
 type remediationView struct {
-	Rem models.RemediationView
+	Rem remediation.RemediationView
 	// Decision is set on a confirmation page.
 	Decision *decision
 	// Reason keeps a typed rejection reason when the request is refused.
@@ -50,7 +50,7 @@ func (d *Dashboard) loadRemediation(c *gin.Context) (*remediationView, error) {
 		return nil, err
 	}
 	v := rem.View()
-	return &remediationView{Rem: v, Active: v.Status == models.RemediationExecuting}, nil
+	return &remediationView{Rem: v, Active: v.Status == remediation.Executing}, nil
 }
 
 func (d *Dashboard) remediation(c *gin.Context) {
@@ -86,7 +86,7 @@ func (d *Dashboard) confirmDecision(a decision) gin.HandlerFunc {
 		status := http.StatusOK
 		if rv.Rem.Status != a.Want {
 			status = http.StatusConflict
-			v.Problem = &problem{Status: status, Code: service.CodeInvalidStatus, Message: explainStatus(rv.Rem, a)}
+			v.Problem = &problem{Status: status, Code: errcode.InvalidStatus, Message: explainStatus(rv.Rem, a)}
 		}
 		d.render(c, status, "confirm", v)
 	}
@@ -102,12 +102,12 @@ func (d *Dashboard) decide(a decision) gin.HandlerFunc {
 		switch a.Name {
 		case "approve":
 			if c.PostForm("planHash") == "" {
-				err = service.Errorf(service.CodeValidation, "the approval does not name the plan you reviewed; open the confirmation page again")
+				err = errcode.New(errcode.Validation, "the approval does not name the plan you reviewed; open the confirmation page again")
 			} else {
-				err = d.o.Remediations.Approve(ctx, p, id, service.ApproveInput{PlanHash: c.PostForm("planHash")})
+				err = d.o.Remediations.Approve(ctx, p, id, remediation.ApproveInput{PlanHash: c.PostForm("planHash")})
 			}
 		case "reject":
-			err = d.o.Remediations.Reject(ctx, p, id, service.RejectInput{Reason: c.PostForm("reason")})
+			err = d.o.Remediations.Reject(ctx, p, id, remediation.RejectInput{Reason: c.PostForm("reason")})
 		case "execute":
 			err = d.o.Remediations.Execute(ctx, p, id)
 		}
@@ -130,9 +130,9 @@ func (d *Dashboard) decisionProblem(c *gin.Context, a decision, err error) {
 		return
 	}
 	switch prob.Code {
-	case service.CodeInvalidStatus:
+	case errcode.InvalidStatus:
 		prob.Message = explainStatus(rv.Rem, a)
-	case service.CodePlanChanged:
+	case errcode.PlanChanged:
 		prob.Message = "The steps changed after you reviewed them. Review the steps below again before approving."
 	}
 	rv.Decision, rv.Reason = &a, c.PostForm("reason")
@@ -143,13 +143,13 @@ func (d *Dashboard) decisionProblem(c *gin.Context, a decision, err error) {
 
 // explainStatus says why a remediation in its current state cannot take the
 // decision: who already decided, and when.
-func explainStatus(r models.RemediationView, a decision) string {
+func explainStatus(r remediation.RemediationView, a decision) string {
 	switch r.Status {
-	case models.RemediationAwaitingApproval:
+	case remediation.AwaitingApproval:
 		return "This remediation is not approved yet; it must be approved before it can be executed."
-	case models.RemediationApproved:
+	case remediation.Approved:
 		return fmt.Sprintf("Already approved by %s%s. It can now be executed.", r.ApprovedBy, at(r.ApprovedAt))
-	case models.RemediationRejected:
+	case remediation.Rejected:
 		if r.RejectedBy == expiryActor {
 			return fmt.Sprintf("This remediation expired%s: %s", at(r.RejectedAt), r.RejectReason)
 		}
@@ -158,11 +158,11 @@ func explainStatus(r models.RemediationView, a decision) string {
 			msg += ": " + r.RejectReason
 		}
 		return msg + "."
-	case models.RemediationExecuting:
+	case remediation.Executing:
 		return fmt.Sprintf("Already executed by %s%s; its steps are running.", r.ExecutedBy, at(r.ExecutedAt))
-	case models.RemediationCompleted:
+	case remediation.Completed:
 		return fmt.Sprintf("Already executed by %s%s; it completed.", r.ExecutedBy, at(r.ExecutedAt))
-	case models.RemediationFailed:
+	case remediation.Failed:
 		return fmt.Sprintf("Already executed by %s%s; it failed: %s", r.ExecutedBy, at(r.ExecutedAt), r.FailureReason)
 	}
 	return fmt.Sprintf("This remediation is %s; to %s it, it must be %s.", label(r.Status), a.Name, label(a.Want))

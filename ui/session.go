@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/service"
 )
 
@@ -114,7 +115,7 @@ func (d *Dashboard) session(c *gin.Context) {
 	if time.Now().Add(refreshAhead).Unix() >= s.Expires {
 		pair, err := d.refresher.refresh(c.Request.Context(), s.Refresh)
 		if err != nil {
-			if e, ok := service.AsError(err); ok && e.Code == service.CodeUnavailable {
+			if e, ok := errcode.As(err); ok && e.Code == errcode.Unavailable {
 				d.fail(c, err)
 				return
 			}
@@ -144,7 +145,7 @@ func (d *Dashboard) signInAgain(c *gin.Context) {
 		c.Abort()
 		return
 	}
-	d.fail(c, service.Errorf(service.CodeUnauthorized, "your session has ended; sign in again"))
+	d.fail(c, errcode.New(errcode.Unauthorized, "your session has ended; sign in again"))
 }
 
 func loginURL(next string) string {
@@ -179,7 +180,7 @@ func (d *Dashboard) csrf(c *gin.Context) {
 		got = c.PostForm(csrfField)
 	}
 	if !sameToken(got, currentSession(c).CSRF) {
-		d.fail(c, service.Errorf(service.CodeForbidden, "the form has expired or did not come from this dashboard; reload the page and try again"))
+		d.fail(c, errcode.New(errcode.Forbidden, "the form has expired or did not come from this dashboard; reload the page and try again"))
 		return
 	}
 	c.Next()
@@ -191,7 +192,7 @@ func (d *Dashboard) csrf(c *gin.Context) {
 func (d *Dashboard) preSessionCSRF(c *gin.Context) {
 	want, err := c.Cookie(preCookie)
 	if err != nil || !sameToken(c.PostForm(csrfField), want) {
-		d.fail(c, service.Errorf(service.CodeForbidden, "the sign-in form has expired; reload the page and try again"))
+		d.fail(c, errcode.New(errcode.Forbidden, "the sign-in form has expired; reload the page and try again"))
 		return
 	}
 	c.Next()
@@ -311,6 +312,6 @@ func (r *refresher) refresh(ctx context.Context, token string) (service.TokenPai
 	case <-call.done:
 		return call.pair, call.err
 	case <-ctx.Done():
-		return service.TokenPair{}, errors.Join(service.Errorf(service.CodeUnavailable, "signing in again took too long"), ctx.Err())
+		return service.TokenPair{}, errors.Join(errcode.New(errcode.Unavailable, "signing in again took too long"), ctx.Err())
 	}
 }

@@ -10,14 +10,16 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
 )
 
 // runbooksView is the runbooks section: the catalogue and the JSON editor that
 // adds to it.
 type runbooksView struct {
-	Runbooks []models.Runbook
+	Runbooks []remediation.Runbook
 	JSON     string
 	// Categories are the root-cause categories a runbook may match.
 	Categories []string
@@ -66,7 +68,7 @@ func (d *Dashboard) showRunbooks(c *gin.Context, status int, text string, prob *
 // the text kept as typed.
 func (d *Dashboard) createRunbook(c *gin.Context) {
 	text := c.PostForm("runbook")
-	var in service.RunbookInput
+	var in remediation.RunbookInput
 	err := decodeJSON(text, &in)
 	if err == nil {
 		_, err = d.o.Remediations.CreateRunbook(c.Request.Context(), principal(c), in)
@@ -88,19 +90,19 @@ func decodeJSON(text string, v any) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case err == nil && dec.More():
-		return service.Errorf(service.CodeValidation, "the runbook must be one JSON object; there is more text after it")
+		return errcode.New(errcode.Validation, "the runbook must be one JSON object; there is more text after it")
 	case err == nil:
 		return nil
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		line, col := position(text, int64(len(text))+1)
-		return service.Errorf(service.CodeValidation, "the JSON ends early at line %d, column %d: a brace, bracket or string is not closed", line, col)
+		return errcode.New(errcode.Validation, "the JSON ends early at line %d, column %d: a brace, bracket or string is not closed", line, col)
 	case errors.As(err, &syntax):
 		line, col := position(text, syntax.Offset)
-		return service.Errorf(service.CodeValidation, "JSON syntax error at line %d, column %d: %v", line, col, syntax)
+		return errcode.New(errcode.Validation, "JSON syntax error at line %d, column %d: %v", line, col, syntax)
 	case errors.As(err, &typ) && typ.Field != "":
-		return service.Errorf(service.CodeValidation, "field %s must be of type %s", typ.Field, typ.Type)
+		return errcode.New(errcode.Validation, "field %s must be of type %s", typ.Field, typ.Type)
 	}
-	return service.Errorf(service.CodeValidation, "the runbook must be a JSON object: %v", err)
+	return errcode.New(errcode.Validation, "the runbook must be a JSON object: %v", err)
 }
 
 // position turns a byte offset into a 1-based line and column.

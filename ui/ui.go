@@ -20,6 +20,7 @@ import (
 
 	"github.com/causeway/causeway/api"
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
 )
 
@@ -37,7 +38,7 @@ type Options struct {
 	Accounts         *service.Accounts
 	Incidents        *service.Incidents
 	Investigations   *service.Investigations
-	Remediations     *service.Remediations
+	Remediations     *remediation.Service
 	APIKeys          *service.APIKeys
 	WebhookEndpoints *service.WebhookEndpoints
 	DataSources      *service.DataSources

@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
 	"github.com/causeway/causeway/workflows"
 )
@@ -14,7 +15,7 @@ import (
 // per agent, and each remediation's RemediationWorkflow. The IDs are the
 // business keys of workflows/ids.go, so each link opens the latest run of that
 // workflow in the Temporal UI.
-func (d *Dashboard) workflowLinks(inc *models.Incident, history []service.PassProgress, rems []models.Remediation) []workflowLink {
+func (d *Dashboard) workflowLinks(inc *models.Incident, history []service.PassProgress, rems []remediation.Remediation) []workflowLink {
 	out := []workflowLink{d.workflowLink("Incident", workflows.IncidentWorkflowID(inc.ID))}
 	for i := len(history) - 1; i >= 0; i-- {
 		inv := history[i].Investigation
@@ -24,7 +25,7 @@ func (d *Dashboard) workflowLinks(inc *models.Incident, history []service.PassPr
 		}
 	}
 	for _, r := range rems {
-		out = append(out, d.workflowLink("Remediation "+r.ID, workflows.RemediationWorkflowID(r.ID)))
+		out = append(out, d.workflowLink("Remediation "+r.ID, remediation.WorkflowID(r.ID)))
 	}
 	return out
 }

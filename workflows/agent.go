@@ -8,6 +8,7 @@ import (
 
 	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // AgentWorkflow runs one specialist agent of one pass. It is a child workflow
@@ -45,7 +46,7 @@ func (a *agent) run(ctx workflow.Context) (activities.AgentSummary, error) {
 // before this rule ended the agent here.
 func (a *agent) execute(ctx workflow.Context, name string, in, out any) error {
 	err := workflow.ExecuteActivity(withLLMOptions(ctx), name, in).Get(ctx, out)
-	for hasErrorType(err, activities.ErrTypeStoreUnavailable) {
+	for temporalx.HasErrorType(err, activities.ErrTypeStoreUnavailable) {
 		if workflow.GetVersion(ctx, versionAgentWaitsForStore, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			break
 		}
@@ -68,85 +69,108 @@ func (a *agent) runWithTools(ctx workflow.Context) (activities.AgentSummary, err
 	var (
 		turns    []activities.ToolTurnRecord
 		facts    []string
-		budget   models.Budget
-		limits   activities.ToolBudget
+		budget   toolBudget
 		timeout  time.Duration
-		final    bool
 		pt, ct   int
 		usedTool bool
 	)
 	for step := 0; ; step++ {
 		var out activities.AgentStepOutput
 		err := a.execute(ctx, activities.NameRunAgentStep, activities.AgentStepInput{
-			Agent: a.in, Turns: turns, Final: final, PromptTokens: pt, CompletionTokens: ct,
+			Agent: a.in, Turns: turns, Final: budget.Stopped, PromptTokens: pt, CompletionTokens: ct,
 		}, &out)
 		if err != nil {
 			return activities.AgentSummary{}, err
 		}
 		pt, ct = pt+out.PromptTokens, ct+out.CompletionTokens
 		if step == 0 {
-			limits, timeout = out.Budget, out.QueryTimeout
-			usedTool = out.Tools
-			budget.Allowed = models.BudgetAmounts{ToolCalls: limits.Calls, Bytes: limits.Bytes, Tokens: limits.Tokens}
+			budget, timeout, usedTool = newToolBudget(out.Budget), out.QueryTimeout, out.Tools
 		}
 		budget.Used.Tokens = pt + ct
 		if out.Done {
 			s := out.Summary
 			if usedTool {
-				s.Budget, s.Facts = &budget, facts
+				s.Budget, s.Facts = &budget.Budget, facts
 			}
 			return s, nil
 		}
-		if final {
+		if budget.Stopped {
 			// RunAgentStep offers no tools on a final step, so it always
 			// answers; anything else is a broken step, not a reason to loop.
 			return activities.AgentSummary{}, fmt.Errorf("agent step %d asked for tools after the budget was spent", step)
 		}
 		turn := activities.ToolTurnRecord{Calls: out.Calls}
-		for i := range turn.Calls {
-			c := &turn.Calls[i]
-			switch {
-			case budget.Used.ToolCalls >= limits.Calls:
-				budget.StoppedBy = "toolCalls"
-			case budget.Used.Bytes >= limits.Bytes:
-				budget.StoppedBy = "bytes"
-			}
-			if budget.StoppedBy != "" {
-				c.Query, c.Refusal = nil, "not run: the tool budget of this agent is spent"
-				continue
-			}
-			budget.Used.ToolCalls++
-			if c.Query == nil {
-				continue // refused by the step: the model is told why
-			}
-			var qo activities.QueryOutput
-			err := workflow.ExecuteActivity(withQueryOptions(ctx, timeout, timeout+5*time.Second), activities.NameRunDataSourceQuery,
-				activities.QueryInput{TenantID: a.in.TenantID, InvestigationID: a.in.InvestigationID, Query: *c.Query}).Get(ctx, &qo)
-			if err != nil {
-				c.Error = failureReason(err)
-			} else {
-				c.FactKey = c.Query.Key
-				facts = append(facts, c.Query.Key)
-				budget.Used.Bytes += len(qo.Text)
-			}
-			// The answer is loaded by key; the query text stays in this
-			// activity's input and is not carried into every later step.
-			c.Query = nil
-		}
+		facts = append(facts, a.runCalls(ctx, turn.Calls, &budget, timeout)...)
 		turns = append(turns, turn)
-		switch {
-		case budget.StoppedBy != "":
-		case budget.Used.ToolCalls >= limits.Calls:
-			budget.StoppedBy = "toolCalls"
-		case budget.Used.Bytes >= limits.Bytes:
-			budget.StoppedBy = "bytes"
-		case budget.Used.Tokens >= limits.Tokens:
-			budget.StoppedBy = "tokens"
-		}
-		if budget.StoppedBy != "" {
-			budget.Stopped, final = true, true
-		}
+		budget.endTurn()
 	}
+}
+
+// runCalls runs the turn's tool calls that the budget still allows, each as
+// its own data-source query activity, and returns the keys of the answers
+// read. A call past the budget is answered "not run"; a call the step refused
+// counts but runs nothing.
+func (a *agent) runCalls(ctx workflow.Context, calls []activities.ToolCallRecord, budget *toolBudget, timeout time.Duration) []string {
+	var facts []string
+	for i := range calls {
+		c := &calls[i]
+		if budget.StoppedBy = budget.callLimit(); budget.StoppedBy != "" {
+			c.Query, c.Refusal = nil, "not run: the tool budget of this agent is spent"
+			continue
+		}
+		budget.Used.ToolCalls++
+		if c.Query == nil {
+			continue // refused by the step: the model is told why
+		}
+		var qo activities.QueryOutput
+		err := workflow.ExecuteActivity(withQueryOptions(ctx, timeout, timeout+5*time.Second), activities.NameRunDataSourceQuery,
+			activities.QueryInput{TenantID: a.in.TenantID, InvestigationID: a.in.InvestigationID, Query: *c.Query}).Get(ctx, &qo)
+		if err != nil {
+			c.Error = failureReason(err)
+		} else {
+			c.FactKey = c.Query.Key
+			facts = append(facts, c.Query.Key)
+			budget.Used.Bytes += len(qo.Text)
+		}
+		// The answer is loaded by key; the query text stays in this
+		// activity's input and is not carried into every later step.
+		c.Query = nil
+	}
+	return facts
+}
+
+// toolBudget is one agent's tool budget in a pass: the limits its first step
+// reported, what it has used, and which limit stopped it.
+type toolBudget struct {
+	models.Budget
+	limits activities.ToolBudget
+}
+
+func newToolBudget(l activities.ToolBudget) toolBudget {
+	return toolBudget{Budget: models.Budget{Allowed: models.BudgetAmounts{ToolCalls: l.Calls, Bytes: l.Bytes, Tokens: l.Tokens}}, limits: l}
+}
+
+// callLimit names the limit another call would pass ("toolCalls", "bytes"),
+// or is empty while calls may still run. A stop already recorded stays.
+func (b *toolBudget) callLimit() string {
+	switch {
+	case b.StoppedBy != "":
+		return b.StoppedBy
+	case b.Used.ToolCalls >= b.limits.Calls:
+		return "toolCalls"
+	case b.Used.Bytes >= b.limits.Bytes:
+		return "bytes"
+	}
+	return ""
+}
+
+// endTurn decides after a turn whether tool use is over: a call or byte limit
+// reached, or the tokens spent. The next step is then the final one.
+func (b *toolBudget) endTurn() {
+	if b.StoppedBy = b.callLimit(); b.StoppedBy == "" && b.Used.Tokens >= b.limits.Tokens {
+		b.StoppedBy = "tokens"
+	}
+	b.Stopped = b.StoppedBy != ""
 }
 
 // budgetCoverage is the part of an agent's coverage reason that says its

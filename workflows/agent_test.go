@@ -13,6 +13,7 @@ import (
 	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // mockRunAgent answers the database agent's step with answer(n) on the n-th
@@ -59,7 +60,7 @@ func TestAgentLLMOutageStillEnds(t *testing.T) {
 	calls := mockRunAgent(env, func(int) (activities.AgentSummary, error) { return activities.AgentSummary{}, llmDown })
 	env.ExecuteWorkflow(AgentWorkflowName, agentIn("database"))
 	require.True(t, env.IsWorkflowCompleted())
-	require.True(t, hasErrorType(env.GetWorkflowError(), activities.ErrTypeLLMUnavailable), "%v", env.GetWorkflowError())
+	require.True(t, temporalx.HasErrorType(env.GetWorkflowError(), activities.ErrTypeLLMUnavailable), "%v", env.GetWorkflowError())
 	require.Equal(t, 4, *calls)
 	require.Less(t, env.Now().Sub(t0), time.Minute)
 }

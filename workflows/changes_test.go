@@ -13,6 +13,7 @@ import (
 	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
 )
 
 // changesEnv is newEnv without its blanket ReadChanges answer, so a test can
@@ -22,8 +23,9 @@ func changesEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartTime(t0)
 	Register(env, &activities.Activities{})
-	env.OnActivity(activities.NameProposeRemediations, mock.Anything, mock.AnythingOfType("activities.ProposeInput")).
-		Return(activities.ProposeOutput{}, nil).Maybe()
+	remediation.Register(env, &remediation.Activities{})
+	env.OnActivity(remediation.NameProposeRemediations, mock.Anything, mock.AnythingOfType("remediation.ProposeInput")).
+		Return(remediation.ProposeOutput{}, nil).Maybe()
 	t.Cleanup(func() { env.AssertExpectations(t) })
 	return env
 }

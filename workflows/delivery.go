@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // DeliveryWorkflowName is the registered name of DeliveryWorkflow.
@@ -75,7 +76,7 @@ func withDeliveryOptions(ctx workflow.Context) workflow.Context {
 			InitialInterval:        DeliveryInitialBackoff,
 			BackoffCoefficient:     2,
 			MaximumInterval:        DeliveryMaxBackoff,
-			NonRetryableErrorTypes: []string{activities.ErrTypeNotFound},
+			NonRetryableErrorTypes: []string{temporalx.ErrTypeNotFound},
 		},
 	})
 }

@@ -9,10 +9,6 @@ import (
 // place the format lives, so the API, the dispatcher and the Temporal UI agree.
 func IncidentWorkflowID(incidentID string) string { return "incident/" + incidentID }
 
-// timelineKey makes the DedupKey of a timeline entry from the workflow and the
-// step, so a retried activity writes its entry once.
-func timelineKey(workflowID, step string) string { return workflowID + "/" + step }
-
 // InvestigationID is the business key of one investigation pass: the incident and
 // the pass number. The database enforces it too, so a retried start records one
 // pass, not two.
@@ -34,14 +30,4 @@ func AgentWorkflowID(incidentID string, pass int, role string) string {
 // the relay can start it any number of times and it runs once.
 func DeliveryWorkflowID(eventID, endpointID string) string {
 	return "delivery/" + eventID + "/" + endpointID
-}
-
-// RemediationWorkflowID names the workflow of one remediation; the remediation
-// id is its business key, so a proposal retried after a crash finds its workflow.
-func RemediationWorkflowID(remediationID string) string { return "remediation/" + remediationID }
-
-// StepIdempotencyKey is the key a remediation step sends to its target: the
-// workflow and the step, the same on every retry of that step.
-func StepIdempotencyKey(workflowID string, index int) string {
-	return fmt.Sprintf("%s/step/%d", workflowID, index)
 }

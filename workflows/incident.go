@@ -15,6 +15,7 @@ import (
 
 	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // ErrAlreadyResolved is the validator's refusal of a second resolution.
@@ -81,7 +82,7 @@ func (w *incident) setup(ctx workflow.Context) error {
 		return err
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateStartInvestigation, w.startInvestigation, workflow.UpdateHandlerOptions{
-		Validator: func(ctx workflow.Context, req StartInvestigationRequest) error { return w.canStart() },
+		Validator: func(ctx workflow.Context, req StartInvestigationRequest) error { return w.canStart(req) },
 	}); err != nil {
 		return err
 	}
@@ -142,8 +143,8 @@ func (w *incident) carryOver() IncidentInput {
 func (w *incident) triage(ctx workflow.Context) error {
 	w.running = true // a manual start waits until triage has decided
 	var t activities.TriageOutput
-	err := workflow.ExecuteActivity(withStoreOptions(ctx), activities.NameTriageIncident, activities.TriageInput{
-		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, At: workflow.Now(ctx), DedupKey: timelineKey(w.id, "triaged"),
+	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), activities.NameTriageIncident, activities.TriageInput{
+		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, At: workflow.Now(ctx), DedupKey: temporalx.TimelineKey(w.id, "triaged"),
 	}).Get(ctx, &t)
 	if err != nil {
 		w.running = false
@@ -152,7 +153,7 @@ func (w *incident) triage(ctx workflow.Context) error {
 	w.agents, w.state.Severity = t.Agents, t.Severity
 
 	_, err = w.startPass(ctx, StartInvestigationRequest{Agents: t.Agents, Actor: "causeway"})
-	if hasErrorType(err, ErrTypeQuotaExceeded) {
+	if temporalx.HasErrorType(err, ErrTypeQuotaExceeded) {
 		return w.setStatus(ctx, models.StatusOpen, "investigation_skipped",
 			"Not investigated automatically: the tenant's monthly investigation quota is used up. "+
 				"Start an investigation manually once quota is available.")
@@ -160,23 +161,45 @@ func (w *incident) triage(ctx workflow.Context) error {
 	return err
 }
 
-// canStart refuses a pass while one runs or once the incident is resolved.
-func (w *incident) canStart() error {
+// canStart refuses a pass while one runs or once the incident is resolved. A
+// request that saw the running pass recorded as finished is let through: its
+// handler waits for the pass to report back.
+func (w *incident) canStart(req StartInvestigationRequest) error {
 	switch {
 	case w.resolving || w.state.Status == models.StatusResolved:
 		return temporal.NewApplicationError("the incident is resolved", ErrTypeIncidentResolved)
-	case w.running:
+	case w.running && !w.finishing(req):
 		return temporal.NewApplicationError(fmt.Sprintf("investigation pass %d is still running", w.pass), ErrTypeInvestigationInProgress)
 	}
 	return nil
 }
 
+// finishing reports whether req saw the pass this workflow still follows
+// recorded as finished in the database.
+func (w *incident) finishing(req StartInvestigationRequest) bool {
+	return w.running && req.FinishedPass > 0 && req.FinishedPass == w.pass
+}
+
+// finishingPassWait bounds how long a start waits for a pass recorded as
+// finished to report back; past it the start is refused as in progress.
+const finishingPassWait = 5 * time.Second
+
+// versionAwaitFinishingPass marks the change that made a start wait for a
+// finished pass to report back instead of the API retrying the update.
+const versionAwaitFinishingPass = "await-finishing-pass"
+
 // startInvestigation is the startInvestigation update: one manual (or
 // context-triggered) pass.
 func (w *incident) startInvestigation(ctx workflow.Context, req StartInvestigationRequest) (StartInvestigationResult, error) {
-	// Validators of updates delivered together all run before any handler, so
-	// the handler checks again.
-	if err := w.canStart(); err != nil {
+	// The pass is recorded finished; its workflow reports back in moments.
+	if w.finishing(req) && workflow.GetVersion(ctx, versionAwaitFinishingPass, workflow.DefaultVersion, 1) == 1 {
+		if _, err := workflow.AwaitWithTimeout(ctx, finishingPassWait, func() bool { return !w.running }); err != nil {
+			return StartInvestigationResult{}, err
+		}
+	}
+	// Validators of updates delivered together all run before any handler, and
+	// another start may have won the wait, so the handler checks again, strictly.
+	if err := w.canStart(StartInvestigationRequest{}); err != nil {
 		return StartInvestigationResult{}, err
 	}
 	w.running = true
@@ -194,11 +217,11 @@ func (w *incident) startPass(ctx workflow.Context, req StartInvestigationRequest
 	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameBeginInvestigation, activities.BeginInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: invID, Pass: pass,
 		Agents: req.Agents, Context: req.Context, Actor: req.Actor, At: workflow.Now(ctx),
-		DedupKey: timelineKey(w.id, fmt.Sprintf("investigation/%d/started", pass)),
+		DedupKey: temporalx.TimelineKey(w.id, fmt.Sprintf("investigation/%d/started", pass)),
 	}).Get(ctx, &begun)
 	if err != nil {
 		w.running = false
-		if hasErrorType(err, activities.ErrTypeQuotaExceeded) {
+		if temporalx.HasErrorType(err, activities.ErrTypeQuotaExceeded) {
 			return StartInvestigationResult{}, temporal.NewApplicationError(
 				"the monthly investigation quota of this tenant is used up; it resets on the 1st (UTC)", ErrTypeQuotaExceeded)
 		}
@@ -232,11 +255,11 @@ func (w *incident) awaitPass(ctx workflow.Context, child workflow.ChildWorkflowF
 	if err := child.Get(ctx, &out); err != nil {
 		reason := "the investigation workflow failed: " + failureReason(err)
 		var fin activities.FinishOutput
-		ferr := workflow.ExecuteActivity(withStoreOptions(ctx), activities.NameFinishInvestigation, activities.FinishInput{
+		ferr := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), activities.NameFinishInvestigation, activities.FinishInput{
 			TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: invID,
 			Status: models.InvestigationFailed, Reason: reason,
 			Message: fmt.Sprintf("Investigation pass %d failed: %s", pass, reason),
-			At:      workflow.Now(ctx), DedupKey: timelineKey(w.id, fmt.Sprintf("investigation/%d/failed", pass)),
+			At:      workflow.Now(ctx), DedupKey: temporalx.TimelineKey(w.id, fmt.Sprintf("investigation/%d/failed", pass)),
 		}).Get(ctx, &fin)
 		if ferr != nil {
 			workflow.GetLogger(ctx).Error("could not record the failed pass", "tenant_id", w.in.TenantID, "investigation_id", invID, "error", ferr)
@@ -252,7 +275,7 @@ func (w *incident) awaitPass(ctx workflow.Context, child workflow.ChildWorkflowF
 
 // setStatus moves the incident and records why, in one activity.
 func (w *incident) setStatus(ctx workflow.Context, status, kind, msg string) error {
-	err := workflow.ExecuteActivity(withStoreOptions(ctx), activities.NameSetIncidentStatus, activities.StatusInput{
+	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), activities.NameSetIncidentStatus, activities.StatusInput{
 		Status: status, Timeline: w.entry(workflow.Now(ctx), kind, msg, "causeway"),
 	}).Get(ctx, nil)
 	if err == nil {
@@ -260,12 +283,6 @@ func (w *incident) setStatus(ctx workflow.Context, status, kind, msg string) err
 		w.publish(ctx)
 	}
 	return err
-}
-
-// hasErrorType reports whether err carries an application error of type typ.
-func hasErrorType(err error, typ string) bool {
-	var app *temporal.ApplicationError
-	return errors.As(err, &app) && app.Type() == typ
 }
 
 // resolve records the resolution in the database, then in the workflow state.
@@ -277,7 +294,7 @@ func (w *incident) resolve(ctx workflow.Context, req ResolveRequest) (IncidentSt
 		msg += ": " + req.Note
 	}
 	now := workflow.Now(ctx)
-	err := workflow.ExecuteActivity(withStoreOptions(ctx), activities.NameSetIncidentStatus, activities.StatusInput{
+	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), activities.NameSetIncidentStatus, activities.StatusInput{
 		Status:   models.StatusResolved,
 		Timeline: w.entry(now, "resolved", msg, req.Actor),
 	}).Get(ctx, nil)
@@ -321,13 +338,13 @@ func (w *incident) publish(ctx workflow.Context) {
 // timeline records one entry; kind doubles as the step name of its DedupKey, so
 // each kind is written at most once per workflow.
 func (w *incident) timeline(ctx workflow.Context, kind, msg, actor string) error {
-	return workflow.ExecuteActivity(withStoreOptions(ctx), activities.NameAddTimeline,
+	return workflow.ExecuteActivity(temporalx.StoreOptions(ctx), activities.NameAddTimeline,
 		w.entry(workflow.Now(ctx), kind, msg, actor)).Get(ctx, nil)
 }
 
 func (w *incident) entry(at time.Time, kind, msg, actor string) activities.TimelineInput {
 	return activities.TimelineInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, At: at,
-		Kind: kind, Message: msg, Actor: actor, DedupKey: timelineKey(w.id, kind),
+		Kind: kind, Message: msg, Actor: actor, DedupKey: temporalx.TimelineKey(w.id, kind),
 	}
 }

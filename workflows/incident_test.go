@@ -12,6 +12,7 @@ import (
 
 	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/temporalx"
 )
 
 var incWF = IncidentWorkflowID(incID)
@@ -155,8 +156,8 @@ func TestManualStartRefusesASecondPassAndSurfacesTheQuota(t *testing.T) {
 		Status: models.StatusOpen, Severity: "medium", Title: "checkout slow", CreatedAt: t0})
 	st := finalState(t, env)
 	require.Equal(t, StartInvestigationResult{InvestigationID: InvestigationID(incID, 1), Pass: 1}, first)
-	require.True(t, hasErrorType(refused, ErrTypeInvestigationInProgress), "second start while running: %v", refused)
-	require.True(t, hasErrorType(quota, ErrTypeQuotaExceeded), "start with no quota: %v", quota)
+	require.True(t, temporalx.HasErrorType(refused, ErrTypeInvestigationInProgress), "second start while running: %v", refused)
+	require.True(t, temporalx.HasErrorType(quota, ErrTypeQuotaExceeded), "start with no quota: %v", quota)
 	require.Equal(t, 1, st.Pass, "a refused start does not use up a pass number")
 }
 
@@ -178,4 +179,52 @@ func TestResolveWhileAPassRunsLetsThePassFinish(t *testing.T) {
 	st := finalState(t, env)
 	require.Equal(t, models.StatusResolved, st.Status, "the finished pass does not reopen a resolved incident")
 	require.GreaterOrEqual(t, env.Now().Sub(t0), 10*time.Minute, "the workflow waited for the pass")
+}
+
+// TestStartWaitsForAPassRecordedFinished shows a start that saw the running
+// pass recorded as finished waits for it to report back and then starts the
+// next pass, while a start without that knowledge is refused at once and one
+// whose pass does not report back in time is refused after a bounded wait.
+func TestStartWaitsForAPassRecordedFinished(t *testing.T) {
+	env := newIncidentEnv(t)
+	env.OnActivity(activities.NameBeginInvestigation, mock.Anything, beginIn(1, nil, "", "op@example.com", t0.Add(time.Second))).
+		Return(activities.BeginOutput{Agents: []string{"logs"}}, nil).Once()
+	env.OnWorkflow(InvestigationWorkflowName, mock.Anything, childIn(1, []string{"logs"})).After(10*time.Minute).
+		Return(InvestigationOutcome{Status: models.InvestigationCompleted, IncidentStatus: models.StatusInvestigated}, nil).Once()
+	reported := t0.Add(10*time.Minute + time.Second)
+	env.OnActivity(activities.NameBeginInvestigation, mock.Anything, beginIn(2, nil, "", "late@example.com", reported)).
+		Return(activities.BeginOutput{Agents: []string{"metrics"}}, nil).Once()
+	env.OnWorkflow(InvestigationWorkflowName, mock.Anything, childIn(2, []string{"metrics"})).After(time.Minute).
+		Return(InvestigationOutcome{Status: models.InvestigationCompleted, IncidentStatus: models.StatusInvestigated}, nil).Once()
+
+	results := map[string]error{}
+	var second StartInvestigationResult
+	start := func(at time.Duration, id string, req StartInvestigationRequest) {
+		env.RegisterDelayedCallback(func() {
+			env.UpdateWorkflow(UpdateStartInvestigation, id, &testsuite.TestUpdateCallback{
+				OnReject: func(err error) { results[id] = err }, OnAccept: func() {},
+				OnComplete: func(v any, err error) {
+					results[id] = err
+					if id == "late" && err == nil {
+						second = v.(StartInvestigationResult)
+					}
+				},
+			}, req)
+		}, at)
+	}
+	start(time.Second, "first", StartInvestigationRequest{Actor: "op@example.com"})
+	start(time.Minute, "too-early", StartInvestigationRequest{Actor: "early@example.com", FinishedPass: 1})
+	start(10*time.Minute-2*time.Second, "late", StartInvestigationRequest{Actor: "late@example.com", FinishedPass: 1})
+	start(10*time.Minute-time.Second, "unaware", StartInvestigationRequest{Actor: "other@example.com"})
+	resolveAt(t, env, 30*time.Minute)
+
+	env.ExecuteWorkflow(IncidentWorkflowName, IncidentInput{TenantID: tenant, IncidentID: incID, Source: models.SourceManual,
+		Status: models.StatusOpen, Severity: "medium", Title: "checkout slow", CreatedAt: t0})
+	st := finalState(t, env)
+	require.NoError(t, results["first"])
+	require.True(t, temporalx.HasErrorType(results["too-early"], ErrTypeInvestigationInProgress), "pass still running past the wait: %v", results["too-early"])
+	require.True(t, temporalx.HasErrorType(results["unaware"], ErrTypeInvestigationInProgress), "start without the finished pass: %v", results["unaware"])
+	require.NoError(t, results["late"], "a start that saw pass 1 finished waits for it")
+	require.Equal(t, StartInvestigationResult{InvestigationID: InvestigationID(incID, 2), Pass: 2}, second)
+	require.Equal(t, 2, st.Pass)
 }

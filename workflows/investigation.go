@@ -15,6 +15,8 @@ import (
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/internal/clip"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // InvestigationWorkflow is one investigation pass: it dispatches one AgentWorkflow
@@ -109,8 +111,8 @@ func (w *investigation) run(ctx workflow.Context) (InvestigationOutcome, error) 
 // until every start is durable so none is lost when this workflow ends. A
 // failure here is logged, not fatal: the pass's answer stands either way.
 func (w *investigation) propose(ctx workflow.Context, category string) {
-	var out activities.ProposeOutput
-	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameProposeRemediations, activities.ProposeInput{
+	var out remediation.ProposeOutput
+	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), remediation.NameProposeRemediations, remediation.ProposeInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID,
 		Category: category, At: workflow.Now(ctx),
 	}).Get(ctx, &out)
@@ -121,11 +123,11 @@ func (w *investigation) propose(ctx workflow.Context, category string) {
 	starts := make([]workflow.ChildWorkflowFuture, len(out.Remediations))
 	for i, r := range out.Remediations {
 		starts[i] = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:            RemediationWorkflowID(r.RemediationID),
+			WorkflowID:            remediation.WorkflowID(r.RemediationID),
 			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 			ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 			StaticSummary:         fmt.Sprintf("remediation of %s · %d steps", w.in.IncidentID, len(r.Steps)),
-		}), RemediationWorkflowName, RemediationInput{
+		}), remediation.WorkflowName, remediation.Input{
 			TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, RemediationID: r.RemediationID, PlanHash: r.PlanHash, Steps: r.Steps,
 		})
 	}
@@ -189,7 +191,7 @@ func (w *investigation) coverage() ([]models.Coverage, []string) {
 		case !r.done:
 			cov[i] = models.Coverage{AgentRole: role, Status: models.CoverageTimedOut,
 				Reason: fmt.Sprintf("no report within %s", w.in.AgentTimeout)}
-		case r.err != nil && isTimeout(r.err):
+		case r.err != nil && temporalx.IsTimeout(r.err):
 			cov[i] = models.Coverage{AgentRole: role, Status: models.CoverageTimedOut, Reason: failureReason(r.err)}
 		case r.err != nil:
 			cov[i] = models.Coverage{AgentRole: role, Status: models.CoverageFailed, Reason: failureReason(r.err)}
@@ -212,7 +214,7 @@ func (w *investigation) finish(ctx workflow.Context, status string, cov []models
 	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameFinishInvestigation, activities.FinishInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID,
 		Status: status, Coverage: cov, Reason: reason, Message: msg,
-		At: workflow.Now(ctx), DedupKey: timelineKey(w.id, "finished"),
+		At: workflow.Now(ctx), DedupKey: temporalx.TimelineKey(w.id, "finished"),
 	}).Get(ctx, &out)
 	if err != nil {
 		return InvestigationOutcome{}, err
@@ -234,11 +236,6 @@ func (w *investigation) finish(ctx workflow.Context, status string, cov []models
 	}, nil
 }
 
-func isTimeout(err error) bool {
-	var te *temporal.TimeoutError
-	return errors.As(err, &te)
-}
-
 // failureReason is the first application error's message and type: the
 // activity's own words, without the wrapping of child and activity errors.
 func failureReason(err error) string {
@@ -249,7 +246,7 @@ func failureReason(err error) string {
 		}
 		return app.Message()
 	}
-	if isTimeout(err) {
+	if temporalx.IsTimeout(err) {
 		return "agent timed out"
 	}
 	var canceled *temporal.CanceledError

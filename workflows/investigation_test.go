@@ -13,6 +13,7 @@ import (
 
 	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -28,9 +29,10 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartTime(t0)
 	Register(env, &activities.Activities{})
+	remediation.Register(env, &remediation.Activities{})
 	// Completed passes look for runbooks; these tests have none.
-	env.OnActivity(activities.NameProposeRemediations, mock.Anything, mock.AnythingOfType("activities.ProposeInput")).
-		Return(activities.ProposeOutput{}, nil).Maybe()
+	env.OnActivity(remediation.NameProposeRemediations, mock.Anything, mock.AnythingOfType("remediation.ProposeInput")).
+		Return(remediation.ProposeOutput{}, nil).Maybe()
 	// Passes read the tenant's recorded changes; these tests record none.
 	env.OnActivity(activities.NameReadChanges, mock.Anything, mock.AnythingOfType("activities.ChangesInput")).
 		Return(activities.ChangesOutput{}, nil).Maybe()

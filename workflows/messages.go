@@ -3,7 +3,6 @@ package workflows
 import (
 	"time"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
 )
 
@@ -97,6 +96,11 @@ type StartInvestigationRequest struct {
 	Agents  []string
 	Context string
 	Actor   string
+	// FinishedPass is the pass the caller saw recorded as finished. A pass is
+	// recorded a moment before its workflow reports back to the incident's;
+	// while the incident still follows that pass, the update waits for it
+	// (up to finishingPassWait) instead of refusing as in progress.
+	FinishedPass int `json:",omitempty"`
 }
 
 // StartInvestigationResult answers UpdateStartInvestigation.
@@ -129,81 +133,4 @@ type InvestigationOutcome struct {
 	Confidence      float64
 	Coverage        []models.Coverage
 	Reason          string
-}
-
-// Names of the remediation workflow and of the updates that decide and execute a
-// remediation. They are updates rather than signals so the validator refuses a
-// second decision atomically and the API can answer 409 at once.
-const (
-	RemediationWorkflowName = "RemediationWorkflow"
-
-	UpdateApproveRemediation = "approve"
-	UpdateRejectRemediation  = "reject"
-	UpdateExecuteRemediation = "execute"
-
-	// QueryRemediationState returns RemediationState.
-	QueryRemediationState = "remediationState"
-)
-
-// Types of the application errors the remediation updates fail with; the service
-// maps each to its API error.
-const (
-	ErrTypeRemediationInvalidStatus = "RemediationInvalidStatus"
-	ErrTypeRemediationPlanChanged   = "RemediationPlanChanged"
-)
-
-// DefaultApprovalTimeout is how long a proposal waits for a decision before it
-// expires as rejected: a week-old plan was made for a system that has moved on.
-const DefaultApprovalTimeout = 7 * 24 * time.Hour
-
-// DefaultExecuteTimeout is how long an approval waits for execute before it
-// expires: the approver judged the system as it was then, and a plan approved
-// during one shift should not run unreviewed in another.
-const DefaultExecuteTimeout = 24 * time.Hour
-
-// RemediationInput starts a RemediationWorkflow. PlanHash is the digest of the
-// rendered steps the approval must name.
-type RemediationInput struct {
-	TenantID      string
-	IncidentID    string
-	RemediationID string
-	PlanHash      string
-	Steps         []activities.StepRef
-	// ApprovalTimeout bounds the wait for a decision; zero means
-	// DefaultApprovalTimeout.
-	ApprovalTimeout time.Duration
-	// ExecuteTimeout bounds the wait for execute after an approval; zero means
-	// DefaultExecuteTimeout.
-	ExecuteTimeout time.Duration
-}
-
-// RemediationState is what the workflow knows of its remediation, for queries
-// and as the answer of updates.
-type RemediationState struct {
-	RemediationID string
-	Status        string
-	ApprovedBy    string
-	RejectedBy    string
-	RejectReason  string
-	ExecutedBy    string
-	FailedStep    int // index of the failed step, -1 when none failed
-	FailureReason string
-}
-
-// ApproveRequest is the payload of UpdateApproveRemediation: who approves, and
-// the plan hash of the steps they were shown.
-type ApproveRequest struct {
-	Actor    string
-	PlanHash string
-}
-
-// RejectRequest is the payload of UpdateRejectRemediation.
-type RejectRequest struct {
-	Actor  string
-	Reason string
-}
-
-// ExecuteRequest is the payload of UpdateExecuteRemediation.
-type ExecuteRequest struct {
-	Actor string
 }

@@ -7,23 +7,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/temporalx"
 )
-
-// withStoreOptions is the preset for database writes: short attempts, retried with
-// backoff for as long as the database is away, because losing a state change is
-// worse than recording it late.
-func withStoreOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         storeRetryPolicy(),
-	})
-}
-
-// storeRetryPolicy retries a database write without limit: short waits first,
-// then once a minute until the database is back.
-func storeRetryPolicy() *temporal.RetryPolicy {
-	return &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
-}
 
 // withLocalStoreOptions is the preset for the short database writes on an
 // investigation's critical path (start, synthesis, finish, proposals). They run
@@ -40,7 +25,7 @@ func withLocalStoreOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout:    30 * time.Second,
 		ScheduleToCloseTimeout: 24 * time.Hour,
-		RetryPolicy:            storeRetryPolicy(),
+		RetryPolicy:            temporalx.StoreRetryPolicy(),
 	})
 }
 
@@ -61,36 +46,6 @@ func withLLMOptions(ctx workflow.Context) workflow.Context {
 			MaximumAttempts:    4,
 		},
 	})
-}
-
-// withStepOptions is the preset of one remediation step, by type. Every step
-// heartbeats (see activities.StepHeartbeat), so a lost worker is noticed within
-// the heartbeat timeout and the step moves to another worker with the same
-// idempotency key. Transient failures retry with backoff a bounded number of
-// times; executors return refusals and bad params as non-retryable errors.
-func withStepOptions(ctx workflow.Context, stepType string) workflow.Context {
-	o := workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    2 * time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    time.Minute,
-			MaximumAttempts:    5,
-		},
-	}
-	switch stepType {
-	case activities.StepVerification:
-		// The executor probes repeatedly itself; retries here only cover lost workers.
-		o.StartToCloseTimeout, o.RetryPolicy.MaximumAttempts = 15*time.Minute, 3
-	case activities.StepSQLMigration:
-		o.StartToCloseTimeout, o.RetryPolicy.MaximumAttempts = 10*time.Minute, 3
-	case activities.StepDeploymentRollback:
-		o.StartToCloseTimeout = 5 * time.Minute
-	case activities.StepWait:
-		o.StartToCloseTimeout, o.RetryPolicy.MaximumAttempts = activities.MaxWait+5*time.Minute, 10
-	}
-	return workflow.WithActivityOptions(ctx, o)
 }
 
 // withQueryOptions is the preset of a data-source query: a read, so it gets

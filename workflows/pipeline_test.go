@@ -11,6 +11,8 @@ import (
 
 	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
+	"github.com/causeway/causeway/temporalx"
 )
 
 // TestReinvestigationWithNewContextChangesTheAnswer runs the real activities and
@@ -33,6 +35,7 @@ func TestReinvestigationWithNewContextChangesTheAnswer(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartTime(t0)
 	Register(env, &activities.Activities{Store: store})
+	remediation.Register(env, &remediation.Activities{Kernel: store, Store: remediation.NewStore(store.DB())})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: incWF})
 
 	results := map[string]error{}
@@ -60,7 +63,7 @@ func TestReinvestigationWithNewContextChangesTheAnswer(t *testing.T) {
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, results["first"])
 	require.NoError(t, results["second"])
-	require.True(t, hasErrorType(results["third"], ErrTypeQuotaExceeded), "quota of 2: %v", results["third"])
+	require.True(t, temporalx.HasErrorType(results["third"], ErrTypeQuotaExceeded), "quota of 2: %v", results["third"])
 
 	first, err := store.GetInvestigation(ctx, tenant, InvestigationID(incID, 1))
 	require.NoError(t, err)

@@ -5,22 +5,17 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/temporalx"
 )
 
-// Registry is the part of a Temporal worker (or test environment) that takes
-// registrations.
-type Registry interface {
-	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
-	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
-}
-
-// Register adds every workflow and activity under its explicit name. The worker
-// binary, `make run` and the tests all call it, so they cannot drift apart.
-func Register(r Registry, a *activities.Activities) {
+// Register adds the incident, investigation and delivery workflows and their
+// activities under their explicit names; each domain slice registers its own
+// (remediation.Register). The worker binary, `make run` and the tests all call
+// them, so they cannot drift apart.
+func Register(r temporalx.Registry, a *activities.Activities) {
 	r.RegisterWorkflowWithOptions(IncidentWorkflow, workflow.RegisterOptions{Name: IncidentWorkflowName})
 	r.RegisterWorkflowWithOptions(InvestigationWorkflow, workflow.RegisterOptions{Name: InvestigationWorkflowName})
 	r.RegisterWorkflowWithOptions(AgentWorkflow, workflow.RegisterOptions{Name: AgentWorkflowName})
-	r.RegisterWorkflowWithOptions(RemediationWorkflow, workflow.RegisterOptions{Name: RemediationWorkflowName})
 	r.RegisterWorkflowWithOptions(DeliveryWorkflow, workflow.RegisterOptions{Name: DeliveryWorkflowName})
 
 	r.RegisterActivityWithOptions(a.SetIncidentStatus, activity.RegisterOptions{Name: activities.NameSetIncidentStatus})
@@ -34,10 +29,5 @@ func Register(r Registry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a.RunAgentStep, activity.RegisterOptions{Name: activities.NameRunAgentStep})
 	r.RegisterActivityWithOptions(a.SynthesizeInvestigation, activity.RegisterOptions{Name: activities.NameSynthesizeInvestigation})
 	r.RegisterActivityWithOptions(a.FinishInvestigation, activity.RegisterOptions{Name: activities.NameFinishInvestigation})
-	r.RegisterActivityWithOptions(a.ProposeRemediations, activity.RegisterOptions{Name: activities.NameProposeRemediations})
-	r.RegisterActivityWithOptions(a.DecideRemediation, activity.RegisterOptions{Name: activities.NameDecideRemediation})
-	r.RegisterActivityWithOptions(a.BeginRemediation, activity.RegisterOptions{Name: activities.NameBeginRemediation})
-	r.RegisterActivityWithOptions(a.RunRemediationStep, activity.RegisterOptions{Name: activities.NameRunRemediationStep})
-	r.RegisterActivityWithOptions(a.FinishRemediation, activity.RegisterOptions{Name: activities.NameFinishRemediation})
 	r.RegisterActivityWithOptions(a.DeliverEvent, activity.RegisterOptions{Name: activities.NameDeliverEvent})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/service"
 )
@@ -70,7 +71,7 @@ func tenantCreate(ctx context.Context, cfgPath string, args []string, out io.Wri
 		service.AccountsConfig{RefreshTTL: cfg.AuthRefreshTTL, QuotaEvents: cfg.QuotaEventsPerMonth, QuotaInvestigations: cfg.QuotaInvestigationsPerMonth, Plans: cfg.PlanQuotas()})
 	t, err := accounts.CreateTenant(ctx, service.CreateTenantInput{Name: *name, OwnerEmail: *email, OwnerName: *ownerName, Plan: *plan})
 	if err != nil {
-		if e, ok := service.AsError(err); ok {
+		if e, ok := errcode.As(err); ok {
 			return fmt.Errorf("tenant create: %s", e.Message)
 		}
 		return err
@@ -115,7 +116,7 @@ func tenantPlan(ctx context.Context, cfgPath string, args []string, out io.Write
 	defer store.Close()
 	t, err := service.NewPlans(store, cfg.PlanQuotas()).Change(ctx, args[0], args[1])
 	if err != nil {
-		if e, ok := service.AsError(err); ok {
+		if e, ok := errcode.As(err); ok {
 			return fmt.Errorf("tenant plan: %s", e.Message)
 		}
 		return err
