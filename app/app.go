@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/causeway/causeway/activities"
@@ -26,6 +27,7 @@ import (
 	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/egress"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
@@ -246,8 +248,30 @@ func (a *App) Worker() sdkworker.Worker {
 		// attempt is still spending tokens.
 		acts.LLM = llm.New(llm.Config{BaseURL: c.LLMBaseURL, APIKey: c.LLMAPIKey, Model: c.LLMModel, Timeout: 55 * time.Second})
 	}
-	rem := &remediation.Activities{Kernel: a.Store, Store: remediation.NewStore(a.Store.DB()), Egress: out, SQLTargets: a.sqlTargets()}
+	rem := &remediation.Activities{Kernel: a.Store, Store: remediation.NewStore(a.Store.DB()), Egress: out, SQLTargets: a.sqlTargets(),
+		VerifyAfter: a.Config.RemediationVerifyAfter, Rechecker: acts, Reinvestigate: a.reinvestigate}
 	return worker.New(a.Temporal, a.Config.TemporalTaskQueue, acts, rem)
+}
+
+// reinvestigate starts an incident's next pass on behalf of Causeway itself
+// (a remediation whose verification found no recovery); the key makes a
+// retried start join the first.
+func (a *App) reinvestigate(ctx context.Context, tenantID, incidentID, text, key string) error {
+	p := auth.Principal{TenantID: tenantID, Email: "causeway", Roles: []string{models.RoleOwner}}
+	_, err := service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log).AddContext(ctx, p, incidentID,
+		service.AddContextInput{Context: text, Reinvestigate: true, IdempotencyKey: key})
+	e, ok := errcode.As(err)
+	switch {
+	case !ok:
+		return err
+	case e.Code == errcode.InvestigationInProgress:
+		// A pass is already looking at the incident.
+		return nil
+	case e.Code == errcode.Unavailable:
+		return err
+	}
+	// Quota spent, incident gone: no retry changes that.
+	return temporal.NewNonRetryableApplicationError(e.Message, e.Code, nil)
 }
 
 // Serve runs the HTTP server until ctx ends, then drains in-flight requests.

@@ -15,10 +15,13 @@ import (
 const (
 	EventRemediationCompleted = "remediation.completed"
 	EventRemediationFailed    = "remediation.failed"
+	// EventRemediationVerified carries the remediation and what its
+	// verification found after the steps.
+	EventRemediationVerified = "remediation.verified"
 )
 
 // EventKinds lists every subscribable kind, in the order the API documents them.
-var EventKinds = []string{EventInvestigationCompleted, EventRemediationCompleted, EventRemediationFailed}
+var EventKinds = []string{EventInvestigationCompleted, EventRemediationCompleted, EventRemediationFailed, EventRemediationVerified}
 
 // Webhook endpoint states. A disabled endpoint (its receiver answered 410 Gone)
 // gets no new deliveries.

@@ -1,6 +1,8 @@
 package remediation
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -77,6 +79,23 @@ func expectBegun(env *testsuite.TestWorkflowEnvironment, at time.Time) {
 	}).Return(nil).Once()
 }
 
+// expectVerified expects the verification of steps finished at finished,
+// VerifyAfter (10 min) later, answering outcome.
+func expectVerified(env *testsuite.TestWorkflowEnvironment, finished time.Time, outcome string) {
+	env.OnActivity(NamePlanVerification, mock.Anything, PlanInput{TenantID: tenant, RemediationID: remID}).
+		Return(VerifyPlan{After: 10 * time.Minute}, nil).Once()
+	env.OnActivity(NameVerifyRemediation, mock.Anything, VerifyInput{TenantID: tenant, IncidentID: incID, RemediationID: remID,
+		Since: finished, DedupKey: remWfID + "/verified"}).
+		Return(func(context.Context, VerifyInput) (VerifyOutput, error) {
+			// The durable timer ran first: the verification starts VerifyAfter
+			// after the steps.
+			if now := env.Now(); now.Before(finished.Add(10 * time.Minute)) {
+				return VerifyOutput{}, fmt.Errorf("verified at %s, before the wait ended", now)
+			}
+			return VerifyOutput{Outcome: outcome, Summary: "not recovered on 2 readings"}, nil
+		}).Once()
+}
+
 func TestRemediationApproveExecuteHappyPath(t *testing.T) {
 	env := remEnv(t)
 	expectApproved(env, t0.Add(time.Minute))
@@ -88,6 +107,7 @@ func TestRemediationApproveExecuteHappyPath(t *testing.T) {
 		TenantID: tenant, RemediationID: remID, Status: Completed, FailedStep: -1,
 		At: t0.Add(2 * time.Minute), Message: "Remediation rem_test completed: 3 steps succeeded", DedupKey: remWfID + "/finished",
 	}).Return(nil).Once()
+	expectVerified(env, t0.Add(2*time.Minute), "recovered")
 
 	early := send(env, 30*time.Second, UpdateExecute, ExecuteRequest{Actor: "bob@example.com"})
 	approve := send(env, time.Minute, UpdateApprove, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
@@ -104,7 +124,31 @@ func TestRemediationApproveExecuteHappyPath(t *testing.T) {
 	var st State
 	require.NoError(t, env.GetWorkflowResult(&st))
 	require.Equal(t, State{RemediationID: remID, Status: Completed, ApprovedBy: "alice@example.com",
-		ExecutedBy: "bob@example.com", FailedStep: -1}, st)
+		ExecutedBy: "bob@example.com", FailedStep: -1, Outcome: "recovered"}, st)
+}
+
+// A fix that did not hold starts the next pass, telling it what was tried.
+func TestRemediationNotRecoveredReinvestigates(t *testing.T) {
+	env := remEnv(t)
+	expectApproved(env, t0.Add(time.Minute))
+	expectBegun(env, t0.Add(2*time.Minute))
+	for i, typ := range []string{"http", "wait", "verification"} {
+		env.OnActivity(NameRunRemediationStep, mock.Anything, stepIn(i, typ)).Return(nil).Once()
+	}
+	env.OnActivity(NameFinishRemediation, mock.Anything, mock.Anything).Return(nil).Once()
+	expectVerified(env, t0.Add(2*time.Minute), "not_recovered")
+	env.OnActivity(NameReinvestigateAfter, mock.Anything, ReinvestigateInput{TenantID: tenant, IncidentID: incID, Key: "verify-rem_test",
+		Context: "Remediation rem_test completed, but its verification 10m0s after the steps found the system not recovered: not recovered on 2 readings. The signals that evidenced the previous answer still show it."}).
+		Return(nil).Once()
+
+	send(env, time.Minute, UpdateApprove, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
+	send(env, 2*time.Minute, UpdateExecute, ExecuteRequest{Actor: "bob@example.com"})
+	env.ExecuteWorkflow(WorkflowName, remInput())
+
+	require.NoError(t, env.GetWorkflowError())
+	var st State
+	require.NoError(t, env.GetWorkflowResult(&st))
+	require.Equal(t, "not_recovered", st.Outcome)
 }
 
 func TestRemediationReject(t *testing.T) {
@@ -191,6 +235,7 @@ func TestRemediationRefusedExecuteCanBeRetried(t *testing.T) {
 		TenantID: tenant, RemediationID: remID, Status: Completed, FailedStep: -1,
 		At: t0.Add(3 * time.Minute), Message: "Remediation rem_test completed: 3 steps succeeded", DedupKey: remWfID + "/finished",
 	}).Return(nil).Once()
+	expectVerified(env, t0.Add(3*time.Minute), "unknown")
 
 	send(env, time.Minute, UpdateApprove, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
 	first := send(env, 2*time.Minute, UpdateExecute, ExecuteRequest{Actor: "bob@example.com"})
@@ -244,6 +289,7 @@ func TestRemediationExecuteInFlightAtDeadlineRuns(t *testing.T) {
 		env.OnActivity(NameRunRemediationStep, mock.Anything, stepIn(i, typ)).Return(nil).Once()
 	}
 	env.OnActivity(NameFinishRemediation, mock.Anything, mock.Anything).Return(nil).Once()
+	expectVerified(env, claimed.Add(time.Minute), "recovered")
 
 	send(env, time.Minute, UpdateApprove, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
 	exec := send(env, time.Minute+DefaultExecuteTimeout-time.Second, UpdateExecute, ExecuteRequest{Actor: "bob@example.com"})
