@@ -44,6 +44,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 		"agent-tool-use.json",
 		// One outbound event to one endpoint, retried once after a 500.
 		"delivery.json",
+		// A completed remediation verified after its durable timer
+		// (versionVerify): the evidencing queries showed recovery.
+		"remediation-verified.json",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "histories", name)); err != nil {
