@@ -107,7 +107,8 @@ func (w *workerSupervisor) start() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.runs++
-	w.cmd = workerProcess(w.t, w.bin, w.e, fmt.Sprintf("worker-%d.log", w.runs))
+	// Verification after the steps runs within the test, not 10 min later.
+	w.cmd = workerProcess(w.t, w.bin, w.e, fmt.Sprintf("worker-%d.log", w.runs), "CAUSEWAY_REMEDIATION_VERIFY_AFTER=1s")
 }
 
 // kill SIGKILLs the running worker: no shutdown hook, no graceful drain.
