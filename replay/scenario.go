@@ -6,13 +6,9 @@
 package replay
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
@@ -62,14 +58,8 @@ type Answer struct {
 // exported one.
 func Load(path string) (Scenario, error) {
 	var s Scenario
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return s, fmt.Errorf("scenario %s: %w", path, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return Scenario{}, fmt.Errorf("scenario %s: invalid JSON: %w", path, err)
+	if err := analyzer.DecodeFile(path, &s); err != nil {
+		return Scenario{}, err
 	}
 	if err := s.check(); err != nil {
 		return Scenario{}, fmt.Errorf("scenario %s: %w", path, err)
@@ -79,40 +69,13 @@ func Load(path string) (Scenario, error) {
 
 // LoadDir loads every *.json file of dir in name order; the first invalid
 // file aborts the load.
-func LoadDir(dir string) ([]Scenario, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		return nil, fmt.Errorf("scenarios %s: %w", dir, err)
-	}
-	sort.Strings(paths)
-	out := make([]Scenario, 0, len(paths))
-	for _, p := range paths {
-		s, err := Load(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
+func LoadDir(dir string) ([]Scenario, error) { return analyzer.LoadDir(dir, Load) }
 
 // check applies the labelled format's rules, and requires every answer to
 // name a source of the file.
 func (s Scenario) check() error {
-	switch {
-	case strings.TrimSpace(s.ID) == "":
-		return fmt.Errorf("empty id")
-	case strings.TrimSpace(s.Alert.Title) == "" || strings.TrimSpace(s.Alert.Description) == "":
-		return fmt.Errorf("the alert needs a title and a description")
-	case !analyzer.ValidCategory(s.Expected.Category):
-		return fmt.Errorf("unknown expected category %q", s.Expected.Category)
-	case len(s.Expected.Agents) == 0:
-		return fmt.Errorf("expected agents is empty")
-	}
-	for _, a := range s.Expected.Agents {
-		if !analyzer.ValidRole(a) {
-			return fmt.Errorf("unknown expected agent %q", a)
-		}
+	if err := s.Validate(); err != nil {
+		return err
 	}
 	aliases := map[string]bool{}
 	for _, src := range s.Sources {
