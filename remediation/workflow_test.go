@@ -96,13 +96,19 @@ func expectVerified(env *testsuite.TestWorkflowEnvironment, finished time.Time, 
 		}).Once()
 }
 
+// expectStepsSucceed expects each of remInput's three steps to run once and
+// succeed.
+func expectStepsSucceed(env *testsuite.TestWorkflowEnvironment) {
+	for i, typ := range []string{"http", "wait", "verification"} {
+		env.OnActivity(NameRunRemediationStep, mock.Anything, stepIn(i, typ)).Return(nil).Once()
+	}
+}
+
 func TestRemediationApproveExecuteHappyPath(t *testing.T) {
 	env := remEnv(t)
 	expectApproved(env, t0.Add(time.Minute))
 	expectBegun(env, t0.Add(2*time.Minute))
-	for i, typ := range []string{"http", "wait", "verification"} {
-		env.OnActivity(NameRunRemediationStep, mock.Anything, stepIn(i, typ)).Return(nil).Once()
-	}
+	expectStepsSucceed(env)
 	env.OnActivity(NameFinishRemediation, mock.Anything, FinishRemediationInput{
 		TenantID: tenant, RemediationID: remID, Status: Completed, FailedStep: -1,
 		At: t0.Add(2 * time.Minute), Message: "Remediation rem_test completed: 3 steps succeeded", DedupKey: remWfID + "/finished",
@@ -132,9 +138,7 @@ func TestRemediationNotRecoveredReinvestigates(t *testing.T) {
 	env := remEnv(t)
 	expectApproved(env, t0.Add(time.Minute))
 	expectBegun(env, t0.Add(2*time.Minute))
-	for i, typ := range []string{"http", "wait", "verification"} {
-		env.OnActivity(NameRunRemediationStep, mock.Anything, stepIn(i, typ)).Return(nil).Once()
-	}
+	expectStepsSucceed(env)
 	env.OnActivity(NameFinishRemediation, mock.Anything, mock.Anything).Return(nil).Once()
 	expectVerified(env, t0.Add(2*time.Minute), "not_recovered")
 	env.OnActivity(NameReinvestigateAfter, mock.Anything, ReinvestigateInput{TenantID: tenant, IncidentID: incID, Key: "verify-rem_test",
@@ -228,9 +232,7 @@ func TestRemediationRefusedExecuteCanBeRetried(t *testing.T) {
 		TenantID: tenant, RemediationID: remID, Actor: "bob@example.com", At: t0.Add(3 * time.Minute),
 		Message: "Remediation rem_test executing (3 steps), started by bob@example.com", DedupKey: remWfID + "/executing",
 	}).Return(nil).Once()
-	for i, typ := range []string{"http", "wait", "verification"} {
-		env.OnActivity(NameRunRemediationStep, mock.Anything, stepIn(i, typ)).Return(nil).Once()
-	}
+	expectStepsSucceed(env)
 	env.OnActivity(NameFinishRemediation, mock.Anything, FinishRemediationInput{
 		TenantID: tenant, RemediationID: remID, Status: Completed, FailedStep: -1,
 		At: t0.Add(3 * time.Minute), Message: "Remediation rem_test completed: 3 steps succeeded", DedupKey: remWfID + "/finished",
@@ -285,9 +287,7 @@ func TestRemediationExecuteInFlightAtDeadlineRuns(t *testing.T) {
 		TenantID: tenant, RemediationID: remID, Actor: "bob@example.com", At: claimed,
 		Message: "Remediation rem_test executing (3 steps), started by bob@example.com", DedupKey: remWfID + "/executing",
 	}).After(time.Minute).Return(nil).Once()
-	for i, typ := range []string{"http", "wait", "verification"} {
-		env.OnActivity(NameRunRemediationStep, mock.Anything, stepIn(i, typ)).Return(nil).Once()
-	}
+	expectStepsSucceed(env)
 	env.OnActivity(NameFinishRemediation, mock.Anything, mock.Anything).Return(nil).Once()
 	expectVerified(env, claimed.Add(time.Minute), "recovered")
 
