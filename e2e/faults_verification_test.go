@@ -29,7 +29,7 @@ func TestFaultWorkerKilledDuringVerificationTimer(t *testing.T) {
 	sick := testenv.Prometheus(t, promlab.MemoryExhaustion(scenarioTarget))
 	healthy := testenv.Prometheus(t, promlab.Healthy(scenarioTarget))
 	proxy := newSwitchingProxy(t, sick.URL)
-	incID, remID, tenantID := remediatedIncident(t, e, proxy, func() { proxy.point(t, healthy.URL) })
+	incID, remID, tenantID, _ := remediatedIncident(t, e, proxy, func() { proxy.point(t, healthy.URL) })
 
 	ctx := context.Background()
 	eventually(t, time.Minute, "the steps to complete", func() bool {

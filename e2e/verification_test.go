@@ -45,7 +45,7 @@ func (p *switchingProxy) point(t *testing.T, to string) {
 // remediatedIncident investigates a bland alert over checkout's memory
 // series behind the proxy, then approves and executes the one proposed
 // remediation (a short wait); before executing it, fix runs.
-func remediatedIncident(t *testing.T, e *env, proxy *switchingProxy, fix func()) (incidentID, remediationID, tenantID string) {
+func remediatedIncident(t *testing.T, e *env, proxy *switchingProxy, fix func()) (incidentID, remediationID, tenantID, token string) {
 	t.Helper()
 	token, tenantID, key := e.tenantWithKey(t, "verified")
 	e.addSource(t, token, map[string]any{"name": "prod metrics", "type": "prometheus", "url": proxy.URL})
@@ -63,7 +63,7 @@ func remediatedIncident(t *testing.T, e *env, proxy *switchingProxy, fix func())
 	if st := e.call(t, "POST", "/v1/remediation/"+remediationID+"/execute", token, nil, nil); st != http.StatusOK {
 		t.Fatalf("execute: %d", st)
 	}
-	return incidentID, remediationID, tenantID
+	return incidentID, remediationID, tenantID, token
 }
 
 // awaitVerification waits for the remediation's recorded outcome.
@@ -98,7 +98,7 @@ func TestVerificationFindsRecovery(t *testing.T) {
 	sick := testenv.Prometheus(t, promlab.MemoryExhaustion(scenarioTarget))
 	healthy := testenv.Prometheus(t, promlab.Healthy(scenarioTarget))
 	proxy := newSwitchingProxy(t, sick.URL)
-	incID, remID, inc := remediatedIncident(t, e, proxy, func() { proxy.point(t, healthy.URL) })
+	incID, remID, inc, token := remediatedIncident(t, e, proxy, func() { proxy.point(t, healthy.URL) })
 
 	v := awaitVerification(t, e, inc, remID)
 	if v.Outcome != models.OutcomeRecovered || len(v.Readings) == 0 || v.VerifiedAt.IsZero() {
@@ -113,6 +113,17 @@ func TestVerificationFindsRecovery(t *testing.T) {
 	if pass := latestPass(t, e, inc, incID); pass.Pass != 1 {
 		t.Fatalf("a recovered incident was investigated again (pass %d)", pass.Pass)
 	}
+	// The one answer, ungraded, counts as recovered after its remediation.
+	var acc struct {
+		Total struct {
+			Answers   int `json:"answers"`
+			Graded    int `json:"graded"`
+			Recovered int `json:"recoveredAfterRemediation"`
+		} `json:"total"`
+	}
+	if st := e.call(t, "GET", "/v1/analytics/accuracy", token, nil, &acc); st != http.StatusOK || acc.Total.Answers != 1 || acc.Total.Graded != 0 || acc.Total.Recovered != 1 {
+		t.Fatalf("accuracy: %d %+v", st, acc.Total)
+	}
 }
 
 // TestVerificationNotRecoveredReinvestigates: the series still show memory
@@ -124,7 +135,7 @@ func TestVerificationNotRecoveredReinvestigates(t *testing.T) {
 	e := newEnvWith(t, cfg)
 	sick := testenv.Prometheus(t, promlab.MemoryExhaustion(scenarioTarget))
 	proxy := newSwitchingProxy(t, sick.URL)
-	incID, remID, inc := remediatedIncident(t, e, proxy, func() {})
+	incID, remID, inc, _ := remediatedIncident(t, e, proxy, func() {})
 
 	v := awaitVerification(t, e, inc, remID)
 	if v.Outcome != models.OutcomeNotRecovered || len(v.Readings) == 0 {
