@@ -6,7 +6,6 @@ package activities
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/causeway/causeway/auth"
@@ -29,10 +28,7 @@ type Activities struct {
 	// LLM runs the specialist agents when an LLM is configured; nil means the
 	// offline analyzer answers instead.
 	LLM *llm.Client
-	// Egress is the SSRF-guarded client (package egress) for every
-	// tenant-supplied URL: event deliveries and remediation step executors.
-	Egress *http.Client
-	// Sealer opens the sealed signing secrets of webhook endpoints.
+	// Sealer opens the sealed credentials of the tenants' data sources.
 	Sealer *auth.Sealer
 	// DataSources reaches the tenants' data sources through the guarded
 	// client and dialer with the operator's allowlist; nil disables gathering.

@@ -107,17 +107,10 @@ func (a *Activities) RunAgentStep(ctx context.Context, in AgentStepInput) (Agent
 		s, err := summarize(prev)
 		return AgentStepOutput{Done: true, Summary: s, Tools: len(in.Turns) > 0}, err
 	}
-	rows, err := a.Store.ListDataSources(ctx, ag.TenantID)
+	srcs, tools, err := a.agentTools(ctx, ag)
 	if err != nil {
 		return AgentStepOutput{}, storeUnavailable(ctx, ag, err)
 	}
-	srcs := make([]datasources.Source, len(rows))
-	var types []string
-	for i, r := range rows {
-		srcs[i] = datasources.Source{ID: r.ID, Name: r.Name, Type: r.Type, URL: r.URL, Settings: r.Settings}
-		types = append(types, r.Type)
-	}
-	tools := datasources.ToolsFor(ag.AgentRole, types)
 	if len(tools) == 0 {
 		return a.plainStep(ctx, ag)
 	}
@@ -158,21 +151,46 @@ func (a *Activities) RunAgentStep(ctx context.Context, in AgentStepInput) (Agent
 		out.Done, out.Summary = true, s
 		return out, err
 	}
-	for i, c := range step.Calls {
+	out.Calls = resolveCalls(step.Calls, tools, srcs, sc, ag.AgentRole, len(in.Turns))
+	return out, nil
+}
+
+// agentTools lists the tenant's data sources and the tools the agent's role
+// may use on them; no tools means the agent runs without.
+func (a *Activities) agentTools(ctx context.Context, ag AgentInput) ([]datasources.Source, []datasources.Tool, error) {
+	rows, err := a.Store.ListDataSources(ctx, ag.TenantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	srcs := make([]datasources.Source, len(rows))
+	var types []string
+	for i, r := range rows {
+		srcs[i] = datasources.Source{ID: r.ID, Name: r.Name, Type: r.Type, URL: r.URL, Settings: r.Settings}
+		types = append(types, r.Type)
+	}
+	return srcs, datasources.ToolsFor(ag.AgentRole, types), nil
+}
+
+// resolveCalls turns the calls the model asked for (at most maxCallsPerStep)
+// into scoped queries or refusals, each recorded bounded for history. A query's
+// key names the agent, the turn and the call, so every answer is its own fact.
+func resolveCalls(calls []llm.ToolCall, tools []datasources.Tool, srcs []datasources.Source, sc datasources.Scope, role string, turn int) []ToolCallRecord {
+	var out []ToolCallRecord
+	for i, c := range calls {
 		if i == maxCallsPerStep {
 			break
 		}
 		rec := ToolCallRecord{ID: clip.To(c.ID, maxCallIDLength), Name: clip.To(c.Name, maxToolName), Arguments: clip.To(c.Arguments, datasources.MaxToolArguments)}
-		q, err := datasources.ResolveTool(tools, c.Name, c.Arguments, ag.AgentRole, srcs, sc)
+		q, err := datasources.ResolveTool(tools, c.Name, c.Arguments, role, srcs, sc)
 		if err != nil {
 			rec.Refusal = shorten(err.Error())
 		} else {
-			q.Key = fmt.Sprintf("tool/%s/%d/%d/%s", ag.AgentRole, len(in.Turns), i, q.Key)
+			q.Key = fmt.Sprintf("tool/%s/%d/%d/%s", role, turn, i, q.Key)
 			rec.Query = &q
 		}
-		out.Calls = append(out.Calls, rec)
+		out = append(out, rec)
 	}
-	return out, nil
+	return out
 }
 
 // plainStep is an agent offered no tools: one RunAgent.

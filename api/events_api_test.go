@@ -17,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/causeway/causeway/api"
+	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/internal/testenv"
 	"github.com/causeway/causeway/models"
 )
@@ -56,7 +57,7 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 	if !regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{43}=$`).MatchString(created.Secret) {
 		t.Errorf("secret %q is not whsec_ + base64 of 32 bytes", created.Secret)
 	}
-	var stored models.WebhookEndpoint
+	var stored delivery.WebhookEndpoint
 	s.app.Store.DB().Where("id = ?", created.EndpointID).Take(&stored)
 	if stored.SecretEnc == "" || strings.Contains(stored.SecretEnc, strings.TrimPrefix(created.Secret, "whsec_")) {
 		t.Errorf("secret not sealed at rest: %q", stored.SecretEnc)

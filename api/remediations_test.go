@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
 )
 
 // TestRunbookParamsRedacted shows GET /v1/runbooks keeps the shape of step
@@ -69,14 +69,14 @@ func TestEndpointLimitPerTenant(t *testing.T) {
 	tk := s.signup(t, "owner@example.com")
 	other := s.signup(t, "other@example.com")
 	ep := map[string]any{"url": "https://example.com/hook", "events": []string{"investigation.completed"}}
-	for i := 0; i < service.MaxEndpointsPerTenant; i++ {
+	for i := 0; i < delivery.MaxEndpointsPerTenant; i++ {
 		if st, _ := s.do(t, "POST", "/v1/webhook-endpoints", tk.AccessToken, ep, nil); st != 201 {
 			t.Fatalf("endpoint %d: %d", i+1, st)
 		}
 	}
 	var e errorBody
 	if st, _ := s.do(t, "POST", "/v1/webhook-endpoints", tk.AccessToken, ep, &e); st != 400 || e.Error != "validation_error" ||
-		!strings.Contains(e.Message, strconv.Itoa(service.MaxEndpointsPerTenant)) {
+		!strings.Contains(e.Message, strconv.Itoa(delivery.MaxEndpointsPerTenant)) {
 		t.Fatalf("endpoint over the limit: %d %+v", st, e)
 	}
 	if st, _ := s.do(t, "POST", "/v1/webhook-endpoints", other.AccessToken, ep, nil); st != 201 {

@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/ratelimit"
@@ -42,7 +43,7 @@ type Deps struct {
 	// Remediations serves runbooks and the approval-gated remediations.
 	Remediations *remediation.Service
 	// WebhookEndpoints manages outbound event subscriptions.
-	WebhookEndpoints *service.WebhookEndpoints
+	WebhookEndpoints *delivery.Service
 	// Analytics aggregates incident and accuracy figures.
 	Analytics *service.Analytics
 	// Outcomes records how people grade investigations.

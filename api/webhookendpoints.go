@@ -7,9 +7,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/errcode"
-	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
 )
 
 // endpointJSON is a webhook endpoint as lists show it: never its secret.
@@ -42,7 +41,7 @@ type attemptJSON struct {
 	At         time.Time `json:"at"`
 }
 
-func toEndpoint(e *models.WebhookEndpoint) endpointJSON {
+func toEndpoint(e *delivery.WebhookEndpoint) endpointJSON {
 	ev := e.Events
 	if ev == nil {
 		ev = []string{}
@@ -52,7 +51,7 @@ func toEndpoint(e *models.WebhookEndpoint) endpointJSON {
 }
 
 func (h *handlers) createWebhookEndpoint(c *gin.Context) {
-	var in service.CreateEndpointInput
+	var in delivery.CreateEndpointInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return

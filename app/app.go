@@ -26,6 +26,7 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/datasources"
+	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/llm"
@@ -139,8 +140,8 @@ func (a *App) Dispatcher() *service.Dispatcher {
 
 // Relay returns the component that delivers recorded outbound events; the
 // worker processes run it next to the dispatcher.
-func (a *App) Relay() *service.Relay {
-	return service.NewRelay(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
+func (a *App) Relay() *delivery.Relay {
+	return delivery.NewRelay(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
 }
 
 // Reconciler returns the component that starts the workflow of any proposed
@@ -175,7 +176,7 @@ func (a *App) Router() http.Handler {
 		APIKeys:                     service.NewAPIKeys(a.Store, a.sealer),
 		Investigations:              service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log),
 		Remediations:                remediation.NewService(a.Store, a.Temporal, c.TemporalTaskQueue, a.sqlTargets(), c.EgressAllowPrivate),
-		WebhookEndpoints:            service.NewWebhookEndpoints(a.Store, a.sealer, c.EgressAllowPrivate),
+		WebhookEndpoints:            delivery.NewService(a.Store, a.sealer, c.EgressAllowPrivate),
 		Analytics:                   service.NewAnalytics(a.Store),
 		Outcomes:                    service.NewOutcomes(a.Store, a.Temporal),
 		DataSources:                 service.NewDataSources(a.Store, a.sealer, a.DataSourceConnector()),
@@ -237,7 +238,7 @@ func (a *App) PublicURL() string {
 func (a *App) Worker() sdkworker.Worker {
 	out := egress.NewClient(egress.Options{AllowPrivate: a.Config.EgressAllowPrivate,
 		Timeout: remediation.StepRequestTimeout, ResponseHeaderTimeout: remediation.StepRequestTimeout})
-	acts := &activities.Activities{Store: a.Store, Sealer: a.sealer, Egress: out,
+	acts := &activities.Activities{Store: a.Store, Sealer: a.sealer,
 		DataSources: a.DataSourceConnector(),
 		Gathering: activities.Gathering{Budget: a.Config.DataSourcePassBudget, MaxQueries: a.Config.DataSourceMaxQueries,
 			Lookback: a.Config.DataSourceLookback},
@@ -250,7 +251,8 @@ func (a *App) Worker() sdkworker.Worker {
 	}
 	rem := &remediation.Activities{Kernel: a.Store, Store: remediation.NewStore(a.Store.DB()), Egress: out, SQLTargets: a.sqlTargets(),
 		VerifyAfter: a.Config.RemediationVerifyAfter, Rechecker: acts, Reinvestigate: a.reinvestigate}
-	return worker.New(a.Temporal, a.Config.TemporalTaskQueue, acts, rem)
+	dlv := &delivery.Activities{Store: delivery.NewStore(a.Store.DB()), Sealer: a.sealer, Egress: out}
+	return worker.New(a.Temporal, a.Config.TemporalTaskQueue, acts, rem, dlv)
 }
 
 // reinvestigate starts an incident's next pass on behalf of Causeway itself

@@ -20,8 +20,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"gorm.io/gorm"
 
+	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/workflows"
 )
 
 // verifySignature is a receiver's Standard Webhooks check, independent of the
@@ -146,7 +146,7 @@ func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
 		t.Fatalf("outbox row after the commit: %+v, %v; want it recorded and not dispatched", stored, err)
 	}
 	var deliveries int64
-	if err := e.Store.DB().Model(&models.EventDelivery{}).Where("event_id = ?", evt.ID).Count(&deliveries).Error; err != nil || deliveries != 0 {
+	if err := e.Store.DB().Model(&delivery.EventDelivery{}).Where("event_id = ?", evt.ID).Count(&deliveries).Error; err != nil || deliveries != 0 {
 		t.Fatalf("%d deliveries before any relay ran (%v)", deliveries, err)
 	}
 
@@ -164,9 +164,9 @@ func TestEventSurvivesCrashBeforeDelivery(t *testing.T) {
 	// Decide "no duplicate" once nothing can send any more: both relays have
 	// stopped and the delivery's workflow, the only sender, has closed.
 	stopRelays()
-	awaitWorkflowClosed(t, e, workflows.DeliveryWorkflowID(evt.ID, ep.EndpointID))
+	awaitWorkflowClosed(t, e, delivery.WorkflowID(evt.ID, ep.EndpointID))
 	if os.Getenv("CAUSEWAY_WRITE_HISTORIES") != "" {
-		e.writeHistory(t, workflows.DeliveryWorkflowID(evt.ID, ep.EndpointID), "delivery.json")
+		e.writeHistory(t, delivery.WorkflowID(evt.ID, ep.EndpointID), "delivery.json")
 	}
 	n, body := rcv.delivered(evt.ID)
 	if n != 1 {
@@ -269,13 +269,13 @@ func TestEventGoneDisablesEndpoint(t *testing.T) {
 	}
 	eventually(t, 20*time.Second, "endpoint disabled", func() bool {
 		e.call(t, "GET", "/v1/webhook-endpoints", token, nil, &list)
-		return len(list.Endpoints) == 1 && list.Endpoints[0].Status == models.EndpointDisabled
+		return len(list.Endpoints) == 1 && list.Endpoints[0].Status == delivery.EndpointDisabled
 	})
 	// Count once nothing can send any more: the relay has stopped and the
 	// delivery's workflow has closed.
 	cancel()
 	<-done
-	awaitWorkflowClosed(t, e, workflows.DeliveryWorkflowID(evt.ID, ep.EndpointID))
+	awaitWorkflowClosed(t, e, delivery.WorkflowID(evt.ID, ep.EndpointID))
 	mu.Lock()
 	defer mu.Unlock()
 	if hits != 1 {
@@ -352,7 +352,7 @@ func TestRemediationFailedEventFromAFailingStep(t *testing.T) {
 	t.Cleanup(stopRelay)
 	eventually(t, 30*time.Second, "remediation.failed delivered", func() bool { n, _ := rcv.delivered(evtID); return n > 0 })
 	stopRelay()
-	awaitWorkflowClosed(t, e, workflows.DeliveryWorkflowID(evtID, ep.EndpointID))
+	awaitWorkflowClosed(t, e, delivery.WorkflowID(evtID, ep.EndpointID))
 	n, body := rcv.delivered(evtID)
 	data, _ := body["data"].(map[string]any)
 	if n != 1 || body["type"] != models.EventRemediationFailed || body["tenantId"] != tenantID ||

@@ -83,24 +83,10 @@ func (s *Store) GroupAlert(ctx context.Context, g GroupSpec) (GroupOutcome, erro
 				return err
 			}
 		}
-		if inc.SourceAlertID != "" {
-			prev, err := FirstRow[Incident](tx.Where("tenant_id = ? AND source = ? AND source_alert_id = ? AND source_alert_id <> ''",
-				inc.TenantID, inc.Source, inc.SourceAlertID))
-			if err == nil {
-				out = GroupOutcome{Incident: prev, Duplicate: true}
-				return nil
-			} else if !errors.Is(err, ErrNotFound) {
-				return err
+		if dup, err := groupedBefore(tx, g); err != nil || dup != nil {
+			if dup != nil {
+				out = GroupOutcome{Incident: dup, Duplicate: true}
 			}
-		}
-		if prev, err := FirstRow[TimelineEntry](tx.Where("dedup_key = ?", g.Grouped.DedupKey)); err == nil {
-			joined, err := FirstRow[Incident](tx.Where("tenant_id = ? AND id = ?", prev.TenantID, prev.IncidentID))
-			if err != nil {
-				return err
-			}
-			out = GroupOutcome{Incident: joined, Duplicate: true}
-			return nil
-		} else if !errors.Is(err, ErrNotFound) {
 			return err
 		}
 		anchor, err := FirstRow[Incident](tx.Where("tenant_id = ? AND service = ? AND source <> ? AND status <> ? AND created_at >= ?",
@@ -120,29 +106,8 @@ func (s *Store) GroupAlert(ctx context.Context, g GroupSpec) (GroupOutcome, erro
 		case err != nil:
 			return err
 		}
-		e := g.Grouped
-		e.TenantID, e.IncidentID = anchor.TenantID, anchor.ID
-		if err := InsertTimeline(tx, &e); err != nil {
+		if err := joinAlert(tx, g, anchor); err != nil {
 			return err
-		}
-		if err := tx.Model(&Incident{}).Where("id = ?", anchor.ID).
-			Updates(map[string]any{"alert_count": gorm.Expr("alert_count + 1"), "updated_at": inc.CreatedAt}).Error; err != nil {
-			return err
-		}
-		anchor.AlertCount++
-		anchor.UpdatedAt = inc.CreatedAt
-		if g.Context != "" {
-			n, b, err := contextUsage(tx, anchor.TenantID, anchor.ID)
-			if err != nil {
-				return err
-			}
-			if n < g.Limits.Entries && b+len(g.Context) <= g.Limits.Bytes {
-				c := InvestigationContext{TenantID: anchor.TenantID, IncidentID: anchor.ID, Content: g.Context,
-					Actor: e.Actor, CreatedAt: inc.CreatedAt, DedupKey: e.DedupKey}
-				if err := insertContext(tx, &c); err != nil {
-					return err
-				}
-			}
 		}
 		out = GroupOutcome{Incident: anchor, Joined: true}
 		return consumeEvents(tx, anchor.TenantID, 1, inc.CreatedAt)
@@ -156,4 +121,54 @@ func (s *Store) GroupAlert(ctx context.Context, g GroupSpec) (GroupOutcome, erro
 		return GroupOutcome{}, err
 	}
 	return out, nil
+}
+
+// groupedBefore finds the incident this alert already went to: the one opened
+// from the same source alert, or the one its grouped entry joined (a retried
+// delivery). Nil when the alert is new.
+func groupedBefore(tx *gorm.DB, g GroupSpec) (*Incident, error) {
+	inc := g.Incident
+	if inc.SourceAlertID != "" {
+		prev, err := FirstRow[Incident](tx.Where("tenant_id = ? AND source = ? AND source_alert_id = ? AND source_alert_id <> ''",
+			inc.TenantID, inc.Source, inc.SourceAlertID))
+		if err == nil || !errors.Is(err, ErrNotFound) {
+			return prev, err
+		}
+	}
+	prev, err := FirstRow[TimelineEntry](tx.Where("dedup_key = ?", g.Grouped.DedupKey))
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return FirstRow[Incident](tx.Where("tenant_id = ? AND id = ?", prev.TenantID, prev.IncidentID))
+}
+
+// joinAlert adds the alert to anchor: the alert_grouped entry, one more alert
+// counted, and the alert's text as investigation context while the incident's
+// context limits allow.
+func joinAlert(tx *gorm.DB, g GroupSpec, anchor *Incident) error {
+	inc := g.Incident
+	e := g.Grouped
+	e.TenantID, e.IncidentID = anchor.TenantID, anchor.ID
+	if err := InsertTimeline(tx, &e); err != nil {
+		return err
+	}
+	if err := tx.Model(&Incident{}).Where("id = ?", anchor.ID).
+		Updates(map[string]any{"alert_count": gorm.Expr("alert_count + 1"), "updated_at": inc.CreatedAt}).Error; err != nil {
+		return err
+	}
+	anchor.AlertCount++
+	anchor.UpdatedAt = inc.CreatedAt
+	if g.Context == "" {
+		return nil
+	}
+	n, b, err := contextUsage(tx, anchor.TenantID, anchor.ID)
+	if err != nil || n >= g.Limits.Entries || b+len(g.Context) > g.Limits.Bytes {
+		return err
+	}
+	c := InvestigationContext{TenantID: anchor.TenantID, IncidentID: anchor.ID, Content: g.Context,
+		Actor: e.Actor, CreatedAt: inc.CreatedAt, DedupKey: e.DedupKey}
+	return insertContext(tx, &c)
 }

@@ -5,8 +5,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
 )
 
 // recentDeliveries is how many delivery attempts the section shows per
@@ -17,15 +17,15 @@ const recentDeliveries = 10
 // its latest delivery attempts.
 type webhooksView struct {
 	Endpoints []endpointView
-	Created   *service.CreatedEndpoint
+	Created   *delivery.CreatedEndpoint
 	URL       string
 	Events    []string
 	Kinds     []string
 }
 
 type endpointView struct {
-	models.WebhookEndpoint
-	Deliveries []models.DeliveryAttempt
+	delivery.WebhookEndpoint
+	Deliveries []delivery.DeliveryAttempt
 }
 
 func webhookRoutes(d *Dashboard, g *gin.RouterGroup) {
@@ -58,7 +58,7 @@ func (d *Dashboard) showWebhooks(c *gin.Context, status int, v webhooksView, pro
 }
 
 func (d *Dashboard) createWebhook(c *gin.Context) {
-	in := service.CreateEndpointInput{URL: c.PostForm("url"), Events: c.PostFormArray("events")}
+	in := delivery.CreateEndpointInput{URL: c.PostForm("url"), Events: c.PostFormArray("events")}
 	e, err := d.o.WebhookEndpoints.Create(c.Request.Context(), principal(c), in)
 	if err != nil {
 		prob := problemOf(c, err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/causeway/causeway/api"
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
 )
@@ -40,7 +41,7 @@ type Options struct {
 	Investigations   *service.Investigations
 	Remediations     *remediation.Service
 	APIKeys          *service.APIKeys
-	WebhookEndpoints *service.WebhookEndpoints
+	WebhookEndpoints *delivery.Service
 	DataSources      *service.DataSources
 	Changes          *service.Changes
 	Analytics        *service.Analytics

@@ -8,6 +8,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/workflows"
 )
@@ -26,6 +27,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	r := sdkworker.NewWorkflowReplayer()
 	workflows.Register(replayRegistry{r}, &activities.Activities{})
 	remediation.Register(replayRegistry{r}, &remediation.Activities{})
+	delivery.Register(replayRegistry{r}, &delivery.Activities{})
 	for _, name := range []string{
 		"incident.json", "investigation.json", "remediation.json",
 		// Recorded with only one of versionGather and versionSearchAttributes

@@ -9,16 +9,18 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/causeway/causeway/activities"
+	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/workflows"
 )
 
 // New returns a worker polling taskQueue with every workflow and activity
 // registered: the incident pipeline's and each domain slice's. It is not started.
-func New(c client.Client, taskQueue string, acts *activities.Activities, rem *remediation.Activities) sdkworker.Worker {
+func New(c client.Client, taskQueue string, acts *activities.Activities, rem *remediation.Activities, dlv *delivery.Activities) sdkworker.Worker {
 	w := sdkworker.New(c, taskQueue, Options())
 	workflows.Register(w, acts)
 	remediation.Register(w, rem)
+	delivery.Register(w, dlv)
 	return w
 }
 

@@ -57,6 +57,13 @@ func (w *investigation) gather(ctx workflow.Context) {
 		return
 	}
 
+	w.distribute(plan, w.runQueries(ctx, plan))
+}
+
+// runQueries runs every planned query as its own activity, all at once, and
+// waits until each has answered or the budget is spent; queries still running
+// then are cancelled.
+func (w *investigation) runQueries(ctx workflow.Context, plan activities.GatherPlan) []queryResult {
 	queriesCtx, cancelQueries := workflow.WithCancel(withQueryOptions(ctx, plan.QueryTimeout, plan.Budget))
 	futures := make([]workflow.Future, len(plan.Queries))
 	for i, q := range plan.Queries {
@@ -83,9 +90,12 @@ func (w *investigation) gather(ctx workflow.Context) {
 	if pending > 0 {
 		cancelQueries()
 	}
+	return results
+}
 
-	// Each agent reads the answers meant for it; each failure is told to the
-	// agents that wanted the answer.
+// distribute gives each agent the answers meant for it, and tells each
+// failure to the agents that wanted the answer.
+func (w *investigation) distribute(plan activities.GatherPlan, results []queryResult) {
 	for i, q := range plan.Queries {
 		r := results[i]
 		var note string

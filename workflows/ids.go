@@ -25,9 +25,3 @@ func InvestigationWorkflowID(incidentID string, pass int) string {
 func AgentWorkflowID(incidentID string, pass int, role string) string {
 	return InvestigationWorkflowID(incidentID, pass) + "/agent/" + role
 }
-
-// DeliveryWorkflowID names the workflow delivering one event to one endpoint, so
-// the relay can start it any number of times and it runs once.
-func DeliveryWorkflowID(eventID, endpointID string) string {
-	return "delivery/" + eventID + "/" + endpointID
-}

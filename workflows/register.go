@@ -8,15 +8,14 @@ import (
 	"github.com/causeway/causeway/temporalx"
 )
 
-// Register adds the incident, investigation and delivery workflows and their
+// Register adds the incident and investigation workflows and their
 // activities under their explicit names; each domain slice registers its own
-// (remediation.Register). The worker binary, `make run` and the tests all call
-// them, so they cannot drift apart.
+// (remediation.Register, delivery.Register). The worker binary, `make run`
+// and the tests all call them, so they cannot drift apart.
 func Register(r temporalx.Registry, a *activities.Activities) {
 	r.RegisterWorkflowWithOptions(IncidentWorkflow, workflow.RegisterOptions{Name: IncidentWorkflowName})
 	r.RegisterWorkflowWithOptions(InvestigationWorkflow, workflow.RegisterOptions{Name: InvestigationWorkflowName})
 	r.RegisterWorkflowWithOptions(AgentWorkflow, workflow.RegisterOptions{Name: AgentWorkflowName})
-	r.RegisterWorkflowWithOptions(DeliveryWorkflow, workflow.RegisterOptions{Name: DeliveryWorkflowName})
 
 	r.RegisterActivityWithOptions(a.SetIncidentStatus, activity.RegisterOptions{Name: activities.NameSetIncidentStatus})
 	r.RegisterActivityWithOptions(a.AddTimeline, activity.RegisterOptions{Name: activities.NameAddTimeline})
@@ -29,5 +28,4 @@ func Register(r temporalx.Registry, a *activities.Activities) {
 	r.RegisterActivityWithOptions(a.RunAgentStep, activity.RegisterOptions{Name: activities.NameRunAgentStep})
 	r.RegisterActivityWithOptions(a.SynthesizeInvestigation, activity.RegisterOptions{Name: activities.NameSynthesizeInvestigation})
 	r.RegisterActivityWithOptions(a.FinishInvestigation, activity.RegisterOptions{Name: activities.NameFinishInvestigation})
-	r.RegisterActivityWithOptions(a.DeliverEvent, activity.RegisterOptions{Name: activities.NameDeliverEvent})
 }

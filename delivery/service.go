@@ -1,4 +1,4 @@
-package service
+package delivery
 
 import (
 	"context"
@@ -24,20 +24,20 @@ const (
 	DefaultDeliveriesList = 50
 )
 
-// WebhookEndpoints serves the outbound event subscription endpoints. The signing
+// Service serves the outbound event subscription endpoints. The signing
 // secret exists in plaintext only in the creation response.
-type WebhookEndpoints struct {
-	store        *models.Store
+type Service struct {
+	store        *Store
 	sealer       *auth.Sealer
 	allowPrivate bool
 	now          func() time.Time
 }
 
-// NewWebhookEndpoints wires the service; sealer encrypts signing secrets at rest
+// NewService wires the service; sealer encrypts signing secrets at rest
 // and allowPrivate is EGRESS_ALLOW_PRIVATE, so a URL the egress client would
 // refuse on every delivery is refused when the endpoint is created.
-func NewWebhookEndpoints(store *models.Store, sealer *auth.Sealer, allowPrivate bool) *WebhookEndpoints {
-	return &WebhookEndpoints{store: store, sealer: sealer, allowPrivate: allowPrivate, now: time.Now}
+func NewService(store *models.Store, sealer *auth.Sealer, allowPrivate bool) *Service {
+	return &Service{store: NewStore(store.DB()), sealer: sealer, allowPrivate: allowPrivate, now: time.Now}
 }
 
 // CreateEndpointInput is the body of POST /v1/webhook-endpoints.
@@ -48,12 +48,12 @@ type CreateEndpointInput struct {
 
 // CreatedEndpoint is a new endpoint with the secret the caller must copy now.
 type CreatedEndpoint struct {
-	Endpoint models.WebhookEndpoint
+	Endpoint WebhookEndpoint
 	Secret   string
 }
 
 // Create validates and stores an endpoint with a fresh Standard Webhooks secret.
-func (s *WebhookEndpoints) Create(ctx context.Context, p auth.Principal, in CreateEndpointInput) (*CreatedEndpoint, error) {
+func (s *Service) Create(ctx context.Context, p auth.Principal, in CreateEndpointInput) (*CreatedEndpoint, error) {
 	if err := validateEndpoint(in, s.allowPrivate); err != nil {
 		return nil, err
 	}
@@ -66,8 +66,8 @@ func (s *WebhookEndpoints) Create(ctx context.Context, p auth.Principal, in Crea
 	}
 	events := slices.Clone(in.Events)
 	slices.Sort(events)
-	e := models.WebhookEndpoint{ID: models.NewID("whe"), TenantID: p.TenantID, URL: strings.TrimSpace(in.URL),
-		Events: slices.Compact(events), Status: models.EndpointActive, CreatedAt: s.now().UTC()}
+	e := WebhookEndpoint{ID: models.NewID("whe"), TenantID: p.TenantID, URL: strings.TrimSpace(in.URL),
+		Events: slices.Compact(events), Status: EndpointActive, CreatedAt: s.now().UTC()}
 	secret := auth.NewWebhookSecret()
 	e.SecretEnc = s.sealer.Encrypt([]byte(secret), []byte(e.ID))
 	if err := s.store.CreateWebhookEndpoint(ctx, &e); err != nil {
@@ -103,7 +103,7 @@ func validateEndpoint(in CreateEndpointInput, allowPrivate bool) error {
 }
 
 // List returns the tenant's endpoints without secrets.
-func (s *WebhookEndpoints) List(ctx context.Context, p auth.Principal) ([]models.WebhookEndpoint, error) {
+func (s *Service) List(ctx context.Context, p auth.Principal) ([]WebhookEndpoint, error) {
 	out, err := s.store.ListWebhookEndpoints(ctx, p.TenantID)
 	if err != nil {
 		return nil, errcode.Down("the database", err)
@@ -112,7 +112,7 @@ func (s *WebhookEndpoints) List(ctx context.Context, p auth.Principal) ([]models
 }
 
 // Delete removes an endpoint; another tenant's id is reported missing.
-func (s *WebhookEndpoints) Delete(ctx context.Context, p auth.Principal, id string) error {
+func (s *Service) Delete(ctx context.Context, p auth.Principal, id string) error {
 	err := s.store.DeleteWebhookEndpoint(ctx, p.TenantID, id)
 	if errors.Is(err, models.ErrNotFound) {
 		return errcode.New(errcode.NotFound, "no webhook endpoint with id %q", id)
@@ -125,7 +125,7 @@ func (s *WebhookEndpoints) Delete(ctx context.Context, p auth.Principal, id stri
 
 // Deliveries returns the endpoint's most recent attempts, newest first, at most
 // limit (DefaultDeliveriesList when 0, capped at MaxDeliveriesListed).
-func (s *WebhookEndpoints) Deliveries(ctx context.Context, p auth.Principal, id string, limit int) ([]models.DeliveryAttempt, error) {
+func (s *Service) Deliveries(ctx context.Context, p auth.Principal, id string, limit int) ([]DeliveryAttempt, error) {
 	if _, err := s.store.GetWebhookEndpoint(ctx, p.TenantID, id); errors.Is(err, models.ErrNotFound) {
 		return nil, errcode.New(errcode.NotFound, "no webhook endpoint with id %q", id)
 	} else if err != nil {

@@ -1,4 +1,4 @@
-package activities
+package delivery
 
 import (
 	"bytes"
@@ -18,22 +18,31 @@ import (
 	"github.com/causeway/causeway/temporalx"
 )
 
+// Activities hold what a delivery attempt needs: the store, the sealer that
+// opens an endpoint's signing secret, and the egress client every request to a
+// tenant-supplied URL goes through.
+type Activities struct {
+	Store  *Store
+	Sealer *auth.Sealer
+	Egress *http.Client
+}
+
 // NameDeliverEvent is the registered name of the one-attempt delivery activity.
 const NameDeliverEvent = "DeliverEvent"
 
 // Outcomes of one delivery attempt, which tell DeliveryWorkflow what to do next.
 const (
-	// DeliverySucceeded: the receiver answered 2xx; the delivery is done.
-	DeliverySucceeded = "succeeded"
-	// DeliveryRetry: any other answer or a network failure; try again later.
-	DeliveryRetry = "retry"
-	// DeliveryGone: the receiver answered 410; the endpoint is now disabled.
-	DeliveryGone = "gone"
-	// DeliveryFailed: the last attempt inside the retry horizon failed too.
-	DeliveryFailed = "failed"
-	// DeliveryAbandoned: nothing to send to (endpoint deleted or disabled, or its
+	// OutcomeSucceeded: the receiver answered 2xx; the delivery is done.
+	OutcomeSucceeded = "succeeded"
+	// OutcomeRetry: any other answer or a network failure; try again later.
+	OutcomeRetry = "retry"
+	// OutcomeGone: the receiver answered 410; the endpoint is now disabled.
+	OutcomeGone = "gone"
+	// OutcomeFailed: the last attempt inside the retry horizon failed too.
+	OutcomeFailed = "failed"
+	// OutcomeAbandoned: nothing to send to (endpoint deleted or disabled, or its
 	// URL is refused by the egress policy); retrying cannot help.
-	DeliveryAbandoned = "abandoned"
+	OutcomeAbandoned = "abandoned"
 )
 
 // DeliveryTimeout bounds one delivery request. The worker's egress client allows
@@ -77,7 +86,7 @@ func (a *Activities) DeliverEvent(ctx context.Context, in DeliverInput) (Deliver
 	b, err := a.Store.LoadDelivery(ctx, in.DeliveryID)
 	if errors.Is(err, models.ErrNotFound) {
 		metrics.EventDeliveries.WithLabelValues(metrics.OutcomeAbandoned).Inc()
-		return DeliverOutput{Outcome: DeliveryAbandoned}, temporalx.Classify(a.Store.FinishDelivery(ctx, in.DeliveryID, models.DeliveryFailed, time.Now().UTC()))
+		return DeliverOutput{Outcome: OutcomeAbandoned}, temporalx.Classify(a.Store.FinishDelivery(ctx, in.DeliveryID, StatusFailed, time.Now().UTC()))
 	}
 	if err != nil {
 		return DeliverOutput{}, err
@@ -85,9 +94,9 @@ func (a *Activities) DeliverEvent(ctx context.Context, in DeliverInput) (Deliver
 	if done, ok := recordedOutcome(b, in.Attempt); ok {
 		return done, nil
 	}
-	if b.Endpoint.Status != models.EndpointActive {
+	if b.Endpoint.Status != EndpointActive {
 		metrics.EventDeliveries.WithLabelValues(metrics.OutcomeAbandoned).Inc()
-		return DeliverOutput{Outcome: DeliveryAbandoned}, temporalx.Classify(a.Store.FinishDelivery(ctx, in.DeliveryID, models.DeliveryFailed, time.Now().UTC()))
+		return DeliverOutput{Outcome: OutcomeAbandoned}, temporalx.Classify(a.Store.FinishDelivery(ctx, in.DeliveryID, StatusFailed, time.Now().UTC()))
 	}
 	rctx, cancel := context.WithTimeout(ctx, DeliveryTimeout)
 	defer cancel()
@@ -99,7 +108,7 @@ func (a *Activities) DeliverEvent(ctx context.Context, in DeliverInput) (Deliver
 	rec.TenantID, rec.DeliveryID, rec.EndpointID = b.Delivery.TenantID, b.Delivery.ID, b.Endpoint.ID
 	rec.EventID, rec.EventType, rec.Attempt = b.Event.ID, b.Event.Type, in.Attempt
 	disable := ""
-	if out.Outcome == DeliveryGone {
+	if out.Outcome == OutcomeGone {
 		disable = "receiver answered 410 Gone"
 	}
 	if err := a.Store.RecordDeliveryAttempt(ctx, &rec, deliveryStatus(out.Outcome), disable); err != nil {
@@ -110,23 +119,23 @@ func (a *Activities) DeliverEvent(ctx context.Context, in DeliverInput) (Deliver
 }
 
 // recordedOutcome answers a retried activity whose attempt is already on record.
-func recordedOutcome(b *models.DeliveryBundle, attempt int) (DeliverOutput, bool) {
+func recordedOutcome(b *DeliveryBundle, attempt int) (DeliverOutput, bool) {
 	switch {
-	case b.Delivery.Status == models.DeliverySucceeded:
-		return DeliverOutput{Outcome: DeliverySucceeded}, true
-	case b.Delivery.Status == models.DeliveryFailed && b.Endpoint.Status == models.EndpointDisabled:
-		return DeliverOutput{Outcome: DeliveryGone}, true
-	case b.Delivery.Status == models.DeliveryFailed:
-		return DeliverOutput{Outcome: DeliveryFailed}, true
+	case b.Delivery.Status == StatusSucceeded:
+		return DeliverOutput{Outcome: OutcomeSucceeded}, true
+	case b.Delivery.Status == StatusFailed && b.Endpoint.Status == EndpointDisabled:
+		return DeliverOutput{Outcome: OutcomeGone}, true
+	case b.Delivery.Status == StatusFailed:
+		return DeliverOutput{Outcome: OutcomeFailed}, true
 	case b.Delivery.Attempts >= attempt:
-		return DeliverOutput{Outcome: DeliveryRetry}, true
+		return DeliverOutput{Outcome: OutcomeRetry}, true
 	}
 	return DeliverOutput{}, false
 }
 
 // deliveryRequest builds the signed request. The timestamp is the time of this
 // attempt; the id and body are the same on every attempt.
-func (a *Activities) deliveryRequest(ctx context.Context, b *models.DeliveryBundle) (*http.Request, error) {
+func (a *Activities) deliveryRequest(ctx context.Context, b *DeliveryBundle) (*http.Request, error) {
 	secret, err := a.Sealer.Decrypt(b.Endpoint.SecretEnc, []byte(b.Endpoint.ID))
 	if err != nil {
 		return nil, fmt.Errorf("endpoint %s secret: %w", b.Endpoint.ID, err)
@@ -157,16 +166,16 @@ func (a *Activities) deliveryRequest(ctx context.Context, b *models.DeliveryBund
 // disables the endpoint; every other status (4xx included, as Standard Webhooks
 // prescribes: a receiver's 401 or 404 is often a deploy or secret rotation in
 // progress) and every network failure is retried until the horizon.
-func (a *Activities) send(req *http.Request, in DeliverInput) (DeliverOutput, models.DeliveryAttempt) {
+func (a *Activities) send(req *http.Request, in DeliverInput) (DeliverOutput, DeliveryAttempt) {
 	start := time.Now()
 	resp, err := a.Egress.Do(req)
-	rec := models.DeliveryAttempt{At: start.UTC(), LatencyMs: time.Since(start).Milliseconds()}
+	rec := DeliveryAttempt{At: start.UTC(), LatencyMs: time.Since(start).Milliseconds()}
 	if err != nil {
-		rec.Error = shorten(err.Error())
+		rec.Error = temporalx.Reason(err.Error())
 		if egress.IsBlocked(err) {
-			return DeliverOutput{Outcome: DeliveryAbandoned}, rec
+			return DeliverOutput{Outcome: OutcomeAbandoned}, rec
 		}
-		return retryOrFail(DeliverOutput{Outcome: DeliveryRetry}, in), rec
+		return retryOrFail(DeliverOutput{Outcome: OutcomeRetry}, in), rec
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
@@ -174,11 +183,11 @@ func (a *Activities) send(req *http.Request, in DeliverInput) (DeliverOutput, mo
 	out := DeliverOutput{StatusCode: resp.StatusCode}
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		out.Outcome = DeliverySucceeded
+		out.Outcome = OutcomeSucceeded
 	case resp.StatusCode == http.StatusGone:
-		out.Outcome, rec.Error = DeliveryGone, "endpoint answered 410 Gone; disabled"
+		out.Outcome, rec.Error = OutcomeGone, "endpoint answered 410 Gone; disabled"
 	default:
-		out.Outcome, out.RetryAfter = DeliveryRetry, egress.RetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		out.Outcome, out.RetryAfter = OutcomeRetry, egress.RetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		rec.Error = "unexpected status " + strconv.Itoa(resp.StatusCode)
 	}
 	return retryOrFail(out, in), rec
@@ -186,8 +195,8 @@ func (a *Activities) send(req *http.Request, in DeliverInput) (DeliverOutput, mo
 
 // retryOrFail turns a retry into a failure on the last attempt.
 func retryOrFail(out DeliverOutput, in DeliverInput) DeliverOutput {
-	if out.Outcome == DeliveryRetry && in.Final {
-		out.Outcome = DeliveryFailed
+	if out.Outcome == OutcomeRetry && in.Final {
+		out.Outcome = OutcomeFailed
 	}
 	return out
 }
@@ -195,23 +204,23 @@ func retryOrFail(out DeliverOutput, in DeliverInput) DeliverOutput {
 // deliveryStatus is the delivery row's state after an attempt with outcome.
 func deliveryStatus(outcome string) string {
 	switch outcome {
-	case DeliverySucceeded:
-		return models.DeliverySucceeded
-	case DeliveryRetry:
-		return models.DeliveryPending
+	case OutcomeSucceeded:
+		return StatusSucceeded
+	case OutcomeRetry:
+		return StatusPending
 	}
-	return models.DeliveryFailed
+	return StatusFailed
 }
 
 func metricOutcome(outcome string) string {
 	switch outcome {
-	case DeliverySucceeded:
+	case OutcomeSucceeded:
 		return metrics.OutcomeSuccess
-	case DeliveryRetry:
+	case OutcomeRetry:
 		return metrics.OutcomeRetry
-	case DeliveryGone:
+	case OutcomeGone:
 		return metrics.OutcomeGone
-	case DeliveryAbandoned:
+	case OutcomeAbandoned:
 		return metrics.OutcomeAbandoned
 	}
 	return metrics.OutcomeFailure

@@ -1,4 +1,4 @@
-package service
+package delivery
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/temporalx"
-	"github.com/causeway/causeway/workflows"
 )
 
 // Relay moves outbound events from the transactional outbox to their endpoints.
@@ -25,7 +24,7 @@ import (
 // policy refuses a second run after it finished), so every event is delivered
 // and none twice by the same workflow.
 type Relay struct {
-	store     *models.Store
+	store     *Store
 	temporal  client.Client
 	taskQueue string
 	log       *slog.Logger
@@ -34,7 +33,7 @@ type Relay struct {
 
 // NewRelay builds a relay that starts delivery workflows on taskQueue.
 func NewRelay(store *models.Store, tc client.Client, taskQueue string, log *slog.Logger) *Relay {
-	return &Relay{store: store, temporal: tc, taskQueue: taskQueue, log: log, now: time.Now}
+	return &Relay{store: NewStore(store.DB()), temporal: tc, taskQueue: taskQueue, log: log, now: time.Now}
 }
 
 // relayPage is how many rows one relay query handles.
@@ -59,7 +58,7 @@ func (r *Relay) Sweep(ctx context.Context) (int, error) {
 		if err != nil {
 			return started, err
 		}
-		n, err := temporalx.ForEachConcurrently(pending, func(d *models.EventDelivery) error { return r.start(ctx, d) })
+		n, err := temporalx.ForEachConcurrently(pending, func(d *EventDelivery) error { return r.start(ctx, d) })
 		started += n
 		if err != nil || len(pending) < relayPage {
 			return started, err
@@ -68,14 +67,14 @@ func (r *Relay) Sweep(ctx context.Context) (int, error) {
 }
 
 // start starts one delivery's workflow unless it exists, then marks the row.
-func (r *Relay) start(ctx context.Context, d *models.EventDelivery) error {
+func (r *Relay) start(ctx context.Context, d *EventDelivery) error {
 	opts := client.StartWorkflowOptions{
-		ID:            workflows.DeliveryWorkflowID(d.EventID, d.EndpointID),
+		ID:            WorkflowID(d.EventID, d.EndpointID),
 		TaskQueue:     r.taskQueue,
 		StaticSummary: d.EventType + " → " + d.EndpointID,
 	}
-	in := workflows.DeliveryInput{DeliveryID: d.ID, TenantID: d.TenantID, EventID: d.EventID, EndpointID: d.EndpointID}
-	if err := temporalx.StartOnce(ctx, r.temporal, opts, workflows.DeliveryWorkflowName, in); err != nil {
+	in := Input{DeliveryID: d.ID, TenantID: d.TenantID, EventID: d.EventID, EndpointID: d.EndpointID}
+	if err := temporalx.StartOnce(ctx, r.temporal, opts, WorkflowName, in); err != nil {
 		return fmt.Errorf("start delivery %s: %w", d.ID, err)
 	}
 	return r.store.MarkDeliveryStarted(ctx, d.ID, r.now().UTC())

@@ -1,4 +1,4 @@
-package activities_test
+package delivery
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/internal/testdb"
@@ -91,9 +90,9 @@ func (r *receiver) requests() []received {
 }
 
 type fixture struct {
-	acts     *activities.Activities
+	acts     *Activities
 	store    *models.Store
-	endpoint models.WebhookEndpoint
+	endpoint WebhookEndpoint
 	secret   string
 	event    models.OutboxEvent
 	delivery string
@@ -108,12 +107,12 @@ func newFixture(t *testing.T, url string, timeout time.Duration) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{store: store, secret: auth.NewWebhookSecret(), acts: &activities.Activities{Store: store, Sealer: sealer,
+	f := &fixture{store: store, secret: auth.NewWebhookSecret(), acts: &Activities{Store: NewStore(store.DB()), Sealer: sealer,
 		Egress: egress.NewClient(egress.Options{AllowPrivate: true, Timeout: timeout})}}
-	f.endpoint = models.WebhookEndpoint{ID: "whe_1", TenantID: "ten_1", URL: url, Status: models.EndpointActive,
+	f.endpoint = WebhookEndpoint{ID: "whe_1", TenantID: "ten_1", URL: url, Status: EndpointActive,
 		Events: []string{models.EventInvestigationCompleted}, CreatedAt: time.Now().UTC()}
 	f.endpoint.SecretEnc = sealer.Encrypt([]byte(f.secret), []byte(f.endpoint.ID))
-	if err := store.CreateWebhookEndpoint(ctx, &f.endpoint); err != nil {
+	if err := NewStore(store.DB()).CreateWebhookEndpoint(ctx, &f.endpoint); err != nil {
 		t.Fatal(err)
 	}
 	f.event = models.OutboxEvent{ID: models.EventID("inv_1", models.EventInvestigationCompleted), TenantID: "ten_1",
@@ -122,23 +121,23 @@ func newFixture(t *testing.T, url string, timeout time.Duration) *fixture {
 	if err := store.DB().Create(&f.event).Error; err != nil {
 		t.Fatal(err)
 	}
-	if n, err := store.FanOutEvents(ctx, time.Now().UTC(), 10); err != nil || n != 1 {
+	if n, err := NewStore(store.DB()).FanOutEvents(ctx, time.Now().UTC(), 10); err != nil || n != 1 {
 		t.Fatalf("fan out: %d, %v", n, err)
 	}
-	f.delivery = models.DeliveryID(f.event.ID, f.endpoint.ID)
+	f.delivery = DeliveryID(f.event.ID, f.endpoint.ID)
 	return f
 }
 
-func (f *fixture) deliver(t *testing.T, attempt int, final bool) activities.DeliverOutput {
-	out, err := f.acts.DeliverEvent(context.Background(), activities.DeliverInput{DeliveryID: f.delivery, Attempt: attempt, Final: final})
+func (f *fixture) deliver(t *testing.T, attempt int, final bool) DeliverOutput {
+	out, err := f.acts.DeliverEvent(context.Background(), DeliverInput{DeliveryID: f.delivery, Attempt: attempt, Final: final})
 	if err != nil {
 		t.Fatalf("deliver attempt %d: %v", attempt, err)
 	}
 	return out
 }
 
-func (f *fixture) attempts(t *testing.T) []models.DeliveryAttempt {
-	atts, err := f.store.DeliveryAttempts(context.Background(), "ten_1", f.endpoint.ID, 100)
+func (f *fixture) attempts(t *testing.T) []DeliveryAttempt {
+	atts, err := NewStore(f.store.DB()).DeliveryAttempts(context.Background(), "ten_1", f.endpoint.ID, 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +147,7 @@ func (f *fixture) attempts(t *testing.T) []models.DeliveryAttempt {
 func TestDeliverEventIsSignedAsStandardWebhooks(t *testing.T) {
 	rcv := newReceiver(t, func(int, http.ResponseWriter) {})
 	f := newFixture(t, rcv.URL+"/hook", 0)
-	if out := f.deliver(t, 1, false); out.Outcome != activities.DeliverySucceeded || out.StatusCode != 200 {
+	if out := f.deliver(t, 1, false); out.Outcome != OutcomeSucceeded || out.StatusCode != 200 {
 		t.Fatalf("outcome %+v", out)
 	}
 	reqs := rcv.requests()
@@ -185,7 +184,7 @@ func TestDeliverEventIsSignedAsStandardWebhooks(t *testing.T) {
 		t.Errorf("attempt log %+v", atts)
 	}
 	// A retried activity for a recorded attempt does not send again.
-	if out := f.deliver(t, 1, false); out.Outcome != activities.DeliverySucceeded || len(rcv.requests()) != 1 {
+	if out := f.deliver(t, 1, false); out.Outcome != OutcomeSucceeded || len(rcv.requests()) != 1 {
 		t.Errorf("retried recorded attempt: %+v, %d requests", out, len(rcv.requests()))
 	}
 }
@@ -205,23 +204,23 @@ func TestDeliverEventRecordsEveryFailedAttempt(t *testing.T) {
 		}
 	})
 	f := newFixture(t, rcv.URL, 300*time.Millisecond)
-	if out := f.deliver(t, 1, false); out.Outcome != activities.DeliveryRetry || out.StatusCode != 500 {
+	if out := f.deliver(t, 1, false); out.Outcome != OutcomeRetry || out.StatusCode != 500 {
 		t.Errorf("500: %+v", out)
 	}
-	if out := f.deliver(t, 2, false); out.Outcome != activities.DeliveryRetry || out.StatusCode != 0 {
+	if out := f.deliver(t, 2, false); out.Outcome != OutcomeRetry || out.StatusCode != 0 {
 		t.Errorf("timeout: %+v", out)
 	}
-	if out := f.deliver(t, 3, false); out.Outcome != activities.DeliveryRetry || out.RetryAfter != 7*time.Second {
+	if out := f.deliver(t, 3, false); out.Outcome != OutcomeRetry || out.RetryAfter != 7*time.Second {
 		t.Errorf("429: %+v", out)
 	}
-	if out := f.deliver(t, 4, true); out.Outcome != activities.DeliveryFailed || out.StatusCode != 400 {
+	if out := f.deliver(t, 4, true); out.Outcome != OutcomeFailed || out.StatusCode != 400 {
 		t.Errorf("final 400: %+v", out)
 	}
 	atts := f.attempts(t)
 	if len(atts) != 4 {
 		t.Fatalf("%d attempts recorded, want 4: %+v", len(atts), atts)
 	}
-	byNum := map[int]models.DeliveryAttempt{}
+	byNum := map[int]DeliveryAttempt{}
 	for _, a := range atts {
 		byNum[a.Attempt] = a
 	}
@@ -229,11 +228,11 @@ func TestDeliverEventRecordsEveryFailedAttempt(t *testing.T) {
 		byNum[3].StatusCode != 429 || byNum[4].StatusCode != 400 {
 		t.Errorf("attempt log %+v", atts)
 	}
-	var d models.EventDelivery
+	var d EventDelivery
 	if err := f.store.DB().Where("id = ?", f.delivery).Take(&d).Error; err != nil {
 		t.Fatal(err)
 	}
-	if d.Status != models.DeliveryFailed || d.Attempts != 4 || d.CompletedAt == nil {
+	if d.Status != StatusFailed || d.Attempts != 4 || d.CompletedAt == nil {
 		t.Errorf("delivery %+v", d)
 	}
 	for _, r := range rcv.requests() {
@@ -246,16 +245,16 @@ func TestDeliverEventRecordsEveryFailedAttempt(t *testing.T) {
 func TestDeliverEventGoneDisablesEndpoint(t *testing.T) {
 	rcv := newReceiver(t, func(_ int, w http.ResponseWriter) { w.WriteHeader(http.StatusGone) })
 	f := newFixture(t, rcv.URL, 0)
-	if out := f.deliver(t, 1, false); out.Outcome != activities.DeliveryGone {
+	if out := f.deliver(t, 1, false); out.Outcome != OutcomeGone {
 		t.Fatalf("410: %+v", out)
 	}
-	ep, err := f.store.GetWebhookEndpoint(context.Background(), "ten_1", f.endpoint.ID)
-	if err != nil || ep.Status != models.EndpointDisabled || !strings.Contains(ep.DisabledReason, "410") {
+	ep, err := NewStore(f.store.DB()).GetWebhookEndpoint(context.Background(), "ten_1", f.endpoint.ID)
+	if err != nil || ep.Status != EndpointDisabled || !strings.Contains(ep.DisabledReason, "410") {
 		t.Fatalf("endpoint after 410: %+v, %v", ep, err)
 	}
 	// A retried activity of the same attempt answers from the record and
 	// neither sends nor records again.
-	if out := f.deliver(t, 1, false); out.Outcome != activities.DeliveryGone || len(rcv.requests()) != 1 {
+	if out := f.deliver(t, 1, false); out.Outcome != OutcomeGone || len(rcv.requests()) != 1 {
 		t.Fatalf("retried 410 attempt: %+v, %d requests", out, len(rcv.requests()))
 	}
 	if atts := f.attempts(t); len(atts) != 1 || atts[0].StatusCode != 410 {
@@ -266,11 +265,11 @@ func TestDeliverEventGoneDisablesEndpoint(t *testing.T) {
 	if err := f.store.DB().Create(&evt).Error; err != nil {
 		t.Fatal(err)
 	}
-	if n, err := f.store.FanOutEvents(context.Background(), time.Now().UTC(), 10); err != nil || n != 1 {
+	if n, err := NewStore(f.store.DB()).FanOutEvents(context.Background(), time.Now().UTC(), 10); err != nil || n != 1 {
 		t.Fatalf("fan out of evt_2: %d, %v; want the event dispatched", n, err)
 	}
 	var n int64
-	if err := f.store.DB().Model(&models.EventDelivery{}).Where("event_id = ?", "evt_2").Count(&n).Error; err != nil {
+	if err := f.store.DB().Model(&EventDelivery{}).Where("event_id = ?", "evt_2").Count(&n).Error; err != nil {
 		t.Fatal(err)
 	}
 	if n != 0 {
@@ -281,9 +280,9 @@ func TestDeliverEventGoneDisablesEndpoint(t *testing.T) {
 func TestFanOutIsIdempotentAndFiltersSubscriptions(t *testing.T) {
 	f := newFixture(t, "https://example.com/hook", 0)
 	ctx := context.Background()
-	other := models.WebhookEndpoint{ID: "whe_2", TenantID: "ten_1", URL: "https://example.com/other", Status: models.EndpointActive,
+	other := WebhookEndpoint{ID: "whe_2", TenantID: "ten_1", URL: "https://example.com/other", Status: EndpointActive,
 		Events: []string{models.EventRemediationFailed}, SecretEnc: "x", CreatedAt: time.Now().UTC()}
-	if err := f.store.CreateWebhookEndpoint(ctx, &other); err != nil {
+	if err := NewStore(f.store.DB()).CreateWebhookEndpoint(ctx, &other); err != nil {
 		t.Fatal(err)
 	}
 	// Redo the fan-out as a relay that crashed before marking the event would.
@@ -296,10 +295,10 @@ func TestFanOutIsIdempotentAndFiltersSubscriptions(t *testing.T) {
 	if err := f.store.DB().Create(&failed).Error; err != nil {
 		t.Fatal(err)
 	}
-	if n, err := f.store.FanOutEvents(ctx, time.Now().UTC(), 10); err != nil || n != 2 {
+	if n, err := NewStore(f.store.DB()).FanOutEvents(ctx, time.Now().UTC(), 10); err != nil || n != 2 {
 		t.Fatalf("fan out: %d, %v; want both events dispatched", n, err)
 	}
-	var ds []models.EventDelivery
+	var ds []EventDelivery
 	if err := f.store.DB().Order("endpoint_id").Find(&ds).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -314,13 +313,13 @@ func TestFanOutIsIdempotentAndFiltersSubscriptions(t *testing.T) {
 func TestFanOutGroupsEndpointsByTenant(t *testing.T) {
 	f := newFixture(t, "https://example.com/hook", 0)
 	ctx := context.Background()
-	for _, ep := range []models.WebhookEndpoint{
-		{ID: "whe_t2", TenantID: "ten_2", URL: "https://example.com/t2", Status: models.EndpointActive,
+	for _, ep := range []WebhookEndpoint{
+		{ID: "whe_t2", TenantID: "ten_2", URL: "https://example.com/t2", Status: EndpointActive,
 			Events: []string{models.EventInvestigationCompleted}, SecretEnc: "x"},
-		{ID: "whe_t3", TenantID: "ten_3", URL: "https://example.com/t3", Status: models.EndpointDisabled,
+		{ID: "whe_t3", TenantID: "ten_3", URL: "https://example.com/t3", Status: EndpointDisabled,
 			Events: []string{models.EventInvestigationCompleted}, SecretEnc: "x"},
 	} {
-		if err := f.store.CreateWebhookEndpoint(ctx, &ep); err != nil {
+		if err := NewStore(f.store.DB()).CreateWebhookEndpoint(ctx, &ep); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -330,10 +329,10 @@ func TestFanOutGroupsEndpointsByTenant(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, err := f.store.FanOutEvents(ctx, time.Now().UTC(), 10); err != nil || n != 3 {
+	if n, err := NewStore(f.store.DB()).FanOutEvents(ctx, time.Now().UTC(), 10); err != nil || n != 3 {
 		t.Fatalf("fan out: %d, %v", n, err)
 	}
-	var ds []models.EventDelivery
+	var ds []EventDelivery
 	if err := f.store.DB().Where("event_id LIKE ?", "evt_ten_%").Order("event_id").Find(&ds).Error; err != nil {
 		t.Fatal(err)
 	}
