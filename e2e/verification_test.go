@@ -107,6 +107,26 @@ func TestVerificationFindsRecovery(t *testing.T) {
 	if n := verifiedEvents(t, e, inc); n != 1 {
 		t.Fatalf("%d remediation.verified events, want 1", n)
 	}
+	// The outcome and its readings are on the remediation.
+	var listed struct {
+		Remediations []struct {
+			RemediationID string `json:"remediationId"`
+			Verification  *struct {
+				Outcome  string   `json:"outcome"`
+				Readings []string `json:"readings"`
+			} `json:"verification"`
+		} `json:"remediations"`
+	}
+	if st := e.call(t, "GET", "/v1/remediation/"+incID, token, nil, &listed); st != http.StatusOK || len(listed.Remediations) != 1 ||
+		listed.Remediations[0].Verification == nil || listed.Remediations[0].Verification.Outcome != "recovered" ||
+		strings.Join(listed.Remediations[0].Verification.Readings, "\n") != strings.Join(v.Readings, "\n") {
+		t.Fatalf("listed remediation: %d %+v", st, listed.Remediations)
+	}
+	var payload string
+	if err := e.Store.DB().Model(&models.OutboxEvent{}).Where("tenant_id = ? AND type = ?", inc, models.EventRemediationVerified).Pluck("payload", &payload).Error; err != nil ||
+		!strings.Contains(payload, `"outcome":"recovered"`) || !strings.Contains(payload, `"remediationId":"`+remID+`"`) {
+		t.Fatalf("event data %s (%v)", payload, err)
+	}
 	if os.Getenv("CAUSEWAY_WRITE_HISTORIES") != "" {
 		e.writeHistory(t, remediation.WorkflowID(remID), "remediation-verified.json")
 	}

@@ -154,17 +154,9 @@ func (a *Activities) ReinvestigateAfterRemediation(ctx context.Context, in Reinv
 	return a.Reinvestigate(ctx, in.TenantID, in.IncidentID, in.Context, in.Key)
 }
 
-// VerifiedEvent is the data of a remediation.verified event: the
-// remediation and what its verification found.
-type VerifiedEvent struct {
-	RemediationView
-	Outcome  string    `json:"outcome"`
-	Readings []string  `json:"readings"`
-	Verified time.Time `json:"verifiedAt"`
-}
-
 // RecordVerification stores the outcome once, with its timeline entry and
-// its remediation.verified event.
+// its remediation.verified event, whose data is the remediation with its
+// verification.
 func (s *Store) RecordVerification(ctx context.Context, r *Remediation, v *models.RemediationVerification, e models.TimelineEntry) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(v)
@@ -174,7 +166,8 @@ func (s *Store) RecordVerification(ctx context.Context, r *Remediation, v *model
 		if err := tx.Where("remediation_id = ?", r.ID).Order("step_index").Find(&r.Steps).Error; err != nil {
 			return err
 		}
-		payload, err := json.Marshal(VerifiedEvent{RemediationView: r.View(), Outcome: v.Outcome, Readings: v.Readings, Verified: v.VerifiedAt})
+		r.Verification = v
+		payload, err := json.Marshal(r.View())
 		if err != nil {
 			return err
 		}
