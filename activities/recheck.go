@@ -62,6 +62,14 @@ func (a *Activities) Recheck(ctx context.Context, tenantID, investigationID stri
 		srcs[i] = datasources.Source{ID: r.ID, Name: r.Name, Type: r.Type, URL: r.URL, Settings: r.Settings}
 		byID[r.ID] = r
 	}
+	// The queries share the pass's gathering budget: a source that is down
+	// costs the verification an answer, never its end.
+	budget := a.Gathering.Budget
+	if budget <= 0 {
+		budget = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	now := time.Now().UTC()
 	plan := datasources.Plan(srcs, datasources.ScopeOf(alertOf(inc), now, a.Gathering.Lookback), inv.Agents, len(cited)+a.Gathering.MaxQueries)
 	var excerpts []analyzer.Excerpt
