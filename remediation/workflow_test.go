@@ -96,6 +96,19 @@ func expectVerified(env *testsuite.TestWorkflowEnvironment, finished time.Time, 
 		}).Once()
 }
 
+// approveExecuteAndRun approves at 1 min, executes at 2 min and runs the
+// workflow to its end, which must be a success; it returns the final state.
+func approveExecuteAndRun(t *testing.T, env *testsuite.TestWorkflowEnvironment) State {
+	t.Helper()
+	send(env, time.Minute, UpdateApprove, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
+	send(env, 2*time.Minute, UpdateExecute, ExecuteRequest{Actor: "bob@example.com"})
+	env.ExecuteWorkflow(WorkflowName, remInput())
+	require.NoError(t, env.GetWorkflowError())
+	var st State
+	require.NoError(t, env.GetWorkflowResult(&st))
+	return st
+}
+
 // expectStepsSucceed expects each of remInput's three steps to run once and
 // succeed.
 func expectStepsSucceed(env *testsuite.TestWorkflowEnvironment) {
@@ -145,13 +158,7 @@ func TestRemediationNotRecoveredReinvestigates(t *testing.T) {
 		Context: "Remediation rem_test completed, but its verification 10m0s after the steps found the system not recovered: not recovered on 2 readings. The signals that evidenced the previous answer still show it."}).
 		Return(nil).Once()
 
-	send(env, time.Minute, UpdateApprove, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
-	send(env, 2*time.Minute, UpdateExecute, ExecuteRequest{Actor: "bob@example.com"})
-	env.ExecuteWorkflow(WorkflowName, remInput())
-
-	require.NoError(t, env.GetWorkflowError())
-	var st State
-	require.NoError(t, env.GetWorkflowResult(&st))
+	st := approveExecuteAndRun(t, env)
 	require.Equal(t, "not_recovered", st.Outcome)
 }
 
@@ -208,12 +215,7 @@ func TestRemediationFailedStepStopsRun(t *testing.T) {
 		TenantID: tenant, RemediationID: remID, Status: Failed, FailedStep: 1, Reason: reason,
 		At: t0.Add(2 * time.Minute), Message: "Remediation rem_test failed: " + reason, DedupKey: remWfID + "/finished",
 	}).Return(nil).Once()
-	send(env, time.Minute, UpdateApprove, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
-	send(env, 2*time.Minute, UpdateExecute, ExecuteRequest{Actor: "bob@example.com"})
-	env.ExecuteWorkflow(WorkflowName, remInput())
-	require.NoError(t, env.GetWorkflowError())
-	var st State
-	require.NoError(t, env.GetWorkflowResult(&st))
+	st := approveExecuteAndRun(t, env)
 	require.Equal(t, Failed, st.Status)
 	require.Equal(t, 1, st.FailedStep)
 	// Step 2 (verification) never ran: no expectation was set for it.
