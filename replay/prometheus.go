@@ -27,13 +27,20 @@ func (s *Servers) Close() {
 	}
 }
 
+// standIns are the protocols replay speaks, by source type.
+var standIns = map[string]func(byQuery map[string]Answer) http.Handler{
+	datasources.TypePrometheus: prometheusHandler,
+	datasources.TypeLoki:       lokiHandler,
+}
+
 // Serve starts one stand-in per source of the scenario that speaks a
-// protocol replay knows (the Prometheus HTTP API), answering with the
-// recorded answers.
+// protocol replay knows (the Prometheus and Loki HTTP APIs), answering with
+// the recorded answers.
 func Serve(s Scenario) *Servers {
 	out := &Servers{URLs: map[string]string{}}
 	for _, src := range s.Sources {
-		if src.Type != datasources.TypePrometheus {
+		handler, ok := standIns[src.Type]
+		if !ok {
 			out.Skipped = append(out.Skipped, src)
 			continue
 		}
@@ -43,7 +50,7 @@ func Serve(s Scenario) *Servers {
 				byQuery[a.Query] = a
 			}
 		}
-		srv := httptest.NewServer(prometheusHandler(byQuery))
+		srv := httptest.NewServer(handler(byQuery))
 		out.servers = append(out.servers, srv)
 		out.URLs[src.Alias] = srv.URL
 	}
