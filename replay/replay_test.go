@@ -58,9 +58,11 @@ func TestStandInsAnswerAsRecorded(t *testing.T) {
 		t.Fatalf("an unrecorded query: %+v", res)
 	}
 
-	lines := ask(t, srv, "l", datasources.TypeLoki, datasources.Query{Type: datasources.TypeLoki, Entry: "error_lines", Text: "lines query", Start: start, End: end})
-	if lines.Text != logs {
-		t.Fatalf("loki lines:\n%s\nwant\n%s", lines.Text, logs)
+	lines := ask(t, srv, "l", datasources.TypeLoki, datasources.Query{Type: datasources.TypeLoki, Entry: "error_lines", Text: "lines query", Start: start.Add(later), End: end.Add(later)})
+	want := "2026-11-28T20:51:02.250Z checkout-7d9f8c6b5-x2k4q: ERROR dial tcp 10.0.3.7:5432: connect: connection refused\n" +
+		"2026-11-28T20:52:00.000Z ERROR payment gateway timed out"
+	if lines.Text != want {
+		t.Fatalf("loki lines:\n%s\nwant\n%s", lines.Text, want)
 	}
 	count := ask(t, srv, "l", datasources.TypeLoki, datasources.Query{Type: datasources.TypeLoki, Entry: "error_count", Text: "count query", Start: start.Add(later), End: end.Add(later)})
 	if len(count.Readings) != 1 || count.Readings[0].Value != 42 || !count.Readings[0].At.Equal(peak.Add(later)) {
