@@ -217,11 +217,12 @@ func (w *remediation) verify(ctx workflow.Context) error {
 	}).Get(ctx, nil)
 }
 
-// withVerifyOptions bounds one verification: its queries run within the
-// data sources' own timeouts, and a lost worker is retried.
+// withVerifyOptions bounds one verification: its queries share the
+// gathering budget (30 s by default), so a minute covers them and the write,
+// and a worker lost mid-way is noticed within that minute and retried.
 func withVerifyOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
+		StartToCloseTimeout: time.Minute,
 		RetryPolicy:         temporalx.StoreRetryPolicy(),
 	})
 }
