@@ -14,6 +14,7 @@ import (
 	"github.com/causeway/causeway/ratelimit"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/slack"
 )
 
 // Deps is everything the router needs; the process that serves HTTP builds it once.
@@ -56,6 +57,8 @@ type Deps struct {
 	SSO *service.SSO
 	// Changes records deploys and config changes and lists them.
 	Changes *service.Changes
+	// Slack serves the Slack integration and Slack's signed requests.
+	Slack *slack.Service
 	// Dashboard is the web UI served beside the API; nil serves the API alone.
 	Dashboard Dashboard
 }
@@ -127,6 +130,12 @@ func NewRouter(d Deps) *gin.Engine {
 	r.POST("/v1/webhooks/:tenantId/change", webhook(h.receiveChange)...)
 	r.POST("/v1/webhooks/:tenantId/github", webhook(h.receiveGitHub)...)
 
+	// Slack's interactions and slash commands carry its v0 signature instead
+	// of a token; they are limited per client address like webhooks.
+	slackIP := rateLimit(d.Limiter, d.WebhookIPRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "slack-ip:" + clientKey(c) })
+	r.POST("/v1/integrations/slack/:tenantId/interactions", slackIP, h.slackInteraction)
+	r.POST("/v1/integrations/slack/:tenantId/commands", slackIP, h.slackCommand)
+
 	v1 := r.Group("/v1", authenticate(d.Tokens), tenantLimit)
 
 	v1.POST("/oauth/:provider/link", requireRole(anyRole...), h.oauthLink)
@@ -175,6 +184,11 @@ func NewRouter(d Deps) *gin.Engine {
 	v1.GET("/webhook-endpoints/:endpointId/deliveries", requireRole(managers...), h.listDeliveries)
 
 	v1.GET("/changes", requireRole(anyRole...), h.listChanges)
+
+	v1.GET("/integrations/slack", requireRole(managers...), h.getSlack)
+	v1.PUT("/integrations/slack", requireRole(managers...), h.putSlack)
+	v1.DELETE("/integrations/slack", requireRole(managers...), h.deleteSlack)
+	v1.POST("/integrations/slack/test", requireRole(managers...), h.testSlack)
 
 	v1.POST("/datasources", requireRole(managers...), h.createDataSource)
 	v1.GET("/datasources", requireRole(anyRole...), h.listDataSources)

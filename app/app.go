@@ -57,6 +57,8 @@ type App struct {
 
 	connectorOnce sync.Once
 	connector     *datasources.Connector
+
+	slackParts slackParts
 }
 
 // New connects to the database, Redis (when configured) and Temporal at
@@ -188,10 +190,11 @@ func (a *App) Router() http.Handler {
 		HTTP: egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate, MaxRedirects: -1}),
 	})
 	d.Plans = service.NewPlans(a.Store, c.PlanQuotas()).WithSSO(d.SSO)
+	d.Slack = a.slackService(d.Remediations, d.Investigations)
 	dash, err := ui.New(ui.Options{
 		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
 		Investigations: d.Investigations, Remediations: d.Remediations, APIKeys: d.APIKeys,
-		WebhookEndpoints: d.WebhookEndpoints, DataSources: d.DataSources, Changes: d.Changes, Analytics: d.Analytics, Outcomes: d.Outcomes, PublicURL: c.PublicURL,
+		WebhookEndpoints: d.WebhookEndpoints, DataSources: d.DataSources, Changes: d.Changes, Analytics: d.Analytics, Outcomes: d.Outcomes, Slack: d.Slack, PublicURL: c.PublicURL,
 		TemporalUIURL: c.TemporalUILink(), TemporalNamespace: c.TemporalNamespace, SignupEnabled: c.AuthSignupEnabled,
 	})
 	if err != nil {
@@ -249,10 +252,12 @@ func (a *App) Worker() sdkworker.Worker {
 		// attempt is still spending tokens.
 		acts.LLM = llm.New(llm.Config{BaseURL: c.LLMBaseURL, APIKey: c.LLMAPIKey, Model: c.LLMModel, Timeout: 55 * time.Second})
 	}
-	rem := &remediation.Activities{Kernel: a.Store, Store: remediation.NewStore(a.Store.DB()), Egress: out, SQLTargets: a.sqlTargets(),
-		VerifyAfter: a.Config.RemediationVerifyAfter, Rechecker: acts, Reinvestigate: a.reinvestigate}
-	dlv := &delivery.Activities{Store: delivery.NewStore(a.Store.DB()), Sealer: a.sealer, Egress: out}
-	return worker.New(a.Temporal, a.Config.TemporalTaskQueue, acts, rem, dlv)
+	return worker.New(a.Temporal, a.Config.TemporalTaskQueue, acts, worker.Slices{
+		Remediation: &remediation.Activities{Kernel: a.Store, Store: remediation.NewStore(a.Store.DB()), Egress: out, SQLTargets: a.sqlTargets(),
+			VerifyAfter: a.Config.RemediationVerifyAfter, Rechecker: acts, Reinvestigate: a.reinvestigate},
+		Delivery: &delivery.Activities{Store: delivery.NewStore(a.Store.DB()), Sealer: a.sealer, Egress: out},
+		Slack:    a.slackActivities(),
+	})
 }
 
 // reinvestigate starts an incident's next pass on behalf of Causeway itself

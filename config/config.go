@@ -69,6 +69,10 @@ type Config struct {
 
 	EgressAllowPrivate bool `mapstructure:"egress_allow_private"`
 
+	// SlackAPIURL is the base of Slack's Web API (docs/slack.md); tests and
+	// air-gapped proxies point it elsewhere.
+	SlackAPIURL string `mapstructure:"slack_api_url"`
+
 	QuotaEventsPerMonth         int `mapstructure:"quota_events_per_month"`
 	QuotaInvestigationsPerMonth int `mapstructure:"quota_investigations_per_month"`
 	RateLimitPerMinute          int `mapstructure:"rate_limit_per_minute"`

@@ -126,6 +126,10 @@ var settings = []setting{
 	{key: "datasource_max_queries", def: 60, check: between(1, 500), doc: "data-source queries per pass"},
 	{key: "datasource_lookback", def: "30m", check: durationBetween("1m", "24h"), doc: "how long before the alert's onset the queried window starts"},
 
+	// Slack (docs/slack.md).
+	{key: "slack_api_url", def: "https://slack.com/api", check: httpURL,
+		doc: "base of Slack's Web API ([docs/slack.md](docs/slack.md)); tests and egress proxies point it elsewhere"},
+
 	// Sign-in with GitHub and Google: a provider is on when it has both a
 	// client id and a secret. The endpoints are settings so that GitHub
 	// Enterprise, a Google-compatible IdP or a test server can stand in.

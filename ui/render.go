@@ -251,6 +251,8 @@ var notices = map[string]string{
 	"created":       "Incident opened.",
 	"revoked":       "API key revoked. Webhooks that use it are refused from now on.",
 	"deleted":       "Deleted.",
+	"slack-on":      "Slack connected. New incidents will be posted to the channel.",
+	"slack-test":    "Test message posted. Look for it in the channel.",
 	"source-added":  "Data source added. Agents query it from the next investigation on.",
 	"runbook":       "Runbook saved. Investigations that match it will propose it as a remediation.",
 	"user":          "User added.",

@@ -28,6 +28,7 @@ func settingsSections() []settingsSection {
 		{Slug: "changes", Title: "Recent changes", Roles: service.AnyRole, routes: changeRoutes},
 		{Slug: "runbooks", Title: "Runbooks", Roles: service.AnyRole, routes: runbookRoutes},
 		{Slug: "webhooks", Title: "Webhook endpoints", Roles: service.Managers, routes: webhookRoutes},
+		{Slug: "slack", Title: "Slack", Roles: service.Managers, routes: slackRoutes},
 		{Slug: "users", Title: "Users and roles", Roles: service.AnyRole, routes: userRoutes},
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/slack"
 )
 
 // Prefix is where the dashboard lives; / redirects there.
@@ -47,6 +48,8 @@ type Options struct {
 	Analytics        *service.Analytics
 	// Outcomes records and lists the grades of investigations.
 	Outcomes *service.Outcomes
+	// Slack connects the tenant's Slack workspace.
+	Slack *slack.Service
 	// PublicURL is the configured address where browsers and monitoring tools
 	// reach this process: an https one makes cookies Secure behind a proxy
 	// that ends TLS, and webhook set-up hints show it. Empty: hints show the

@@ -10,7 +10,7 @@ import (
 	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/remediation"
-	"github.com/causeway/causeway/workflows"
+	"github.com/causeway/causeway/slack"
 )
 
 // replayRegistry lets a replayer take the worker's own registrations, so the
@@ -25,9 +25,9 @@ func (replayRegistry) RegisterActivityWithOptions(any, activity.RegisterOptions)
 // workflow's command sequence that is not behind workflow.GetVersion fails here.
 func TestReplayRecordedHistories(t *testing.T) {
 	r := sdkworker.NewWorkflowReplayer()
-	workflows.Register(replayRegistry{r}, &activities.Activities{})
-	remediation.Register(replayRegistry{r}, &remediation.Activities{})
-	delivery.Register(replayRegistry{r}, &delivery.Activities{})
+	Register(replayRegistry{r}, &activities.Activities{}, Slices{
+		Remediation: &remediation.Activities{}, Delivery: &delivery.Activities{}, Slack: &slack.Activities{},
+	})
 	for _, name := range []string{
 		"incident.json", "investigation.json", "remediation.json",
 		// Recorded with only one of versionGather and versionSearchAttributes
@@ -49,6 +49,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 		// A completed remediation verified after its durable timer
 		// (versionVerify): the evidencing queries showed recovery.
 		"remediation-verified.json",
+		// Slack messages: an incident's root message, its thread, and a
+		// proposal with its buttons, each kept in step across refreshes.
+		"slack-root.json", "slack-thread.json", "slack-remediation.json",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", "histories", name)); err != nil {

@@ -11,17 +11,35 @@ import (
 	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/remediation"
+	"github.com/causeway/causeway/slack"
+	"github.com/causeway/causeway/temporalx"
 	"github.com/causeway/causeway/workflows"
 )
 
+// Slices are the activities of each domain slice, registered with the
+// slice's workflows.
+type Slices struct {
+	Remediation *remediation.Activities
+	Delivery    *delivery.Activities
+	Slack       *slack.Activities
+}
+
 // New returns a worker polling taskQueue with every workflow and activity
-// registered: the incident pipeline's and each domain slice's. It is not started.
-func New(c client.Client, taskQueue string, acts *activities.Activities, rem *remediation.Activities, dlv *delivery.Activities) sdkworker.Worker {
+// registered. It is not started.
+func New(c client.Client, taskQueue string, acts *activities.Activities, s Slices) sdkworker.Worker {
 	w := sdkworker.New(c, taskQueue, Options())
-	workflows.Register(w, acts)
-	remediation.Register(w, rem)
-	delivery.Register(w, dlv)
+	Register(w, acts, s)
 	return w
+}
+
+// Register adds the incident pipeline's workflows and activities and each
+// slice's to r: the worker and the replay of recorded histories register the
+// same set under the same names.
+func Register(r temporalx.Registry, acts *activities.Activities, s Slices) {
+	workflows.Register(r, acts)
+	remediation.Register(r, s.Remediation)
+	delivery.Register(r, s.Delivery)
+	slack.Register(r, s.Slack)
 }
 
 // Options are the worker settings Causeway runs with, shared with benchmarks

@@ -144,6 +144,7 @@ func runAll(ctx context.Context, cfgPath string) error {
 	go a.Dispatcher().Run(ctx, time.Second)
 	go a.Relay().Run(ctx, time.Second)
 	go a.Reconciler().Run(ctx, 30*time.Second)
+	go a.SlackNotifier().Run(ctx, 2*time.Second)
 
 	printBanner(a.PublicURL(), a.DashboardURL(), uiURL, temporalAddr)
 	return a.Serve(ctx, a.Router())

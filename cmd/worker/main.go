@@ -27,6 +27,7 @@ func main() {
 		a.Log.Info("worker polling", "task_queue", a.Config.TemporalTaskQueue)
 		go a.Relay().Run(ctx, time.Second)
 		go a.Reconciler().Run(ctx, 30*time.Second)
+		go a.SlackNotifier().Run(ctx, 2*time.Second)
 		a.Dispatcher().Run(ctx, time.Second)
 		return nil
 	})
