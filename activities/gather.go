@@ -108,6 +108,10 @@ type QueryOutput struct {
 	Readings int
 	Note     string
 	Text     string
+	// Values are the measured readings themselves (at most the source's
+	// series cap), so an exported scenario can serve the same answer back
+	// through the source's own protocol without asking the source again.
+	Values []analyzer.Reading `json:",omitempty"`
 }
 
 // RunDataSourceQuery runs one query against the tenant's source and stores
@@ -160,7 +164,11 @@ func (a *Activities) RunDataSourceQuery(ctx context.Context, in QueryInput) (Que
 	if err != nil {
 		return QueryOutput{}, err
 	}
-	return queryOutput(stored.Text, len(stored.Readings), stored.Note, a.resultCap()), nil
+	out := queryOutput(stored.Text, len(stored.Readings), stored.Note, a.resultCap())
+	if stored.Measured {
+		out.Values = stored.Readings
+	}
+	return out, nil
 }
 
 func (a *Activities) resultCap() int {

@@ -45,22 +45,33 @@ type Expected struct {
 // file fails loudly instead of skewing accuracy numbers. Errors name the file.
 func LoadScenario(path string) (Scenario, error) {
 	var s Scenario
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return s, fmt.Errorf("scenario %s: %w", path, err)
+	if err := DecodeFile(path, &s); err != nil {
+		return Scenario{}, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return Scenario{}, fmt.Errorf("scenario %s: invalid JSON: %w", path, err)
-	}
-	if err := s.validate(); err != nil {
+	if err := s.Validate(); err != nil {
 		return Scenario{}, fmt.Errorf("scenario %s: %w", path, err)
 	}
 	return s, nil
 }
 
-func (s Scenario) validate() error {
+// DecodeFile reads the JSON file at path into v, refusing fields v does not
+// have. Errors name the file.
+func DecodeFile(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("scenario %s: %w", path, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("scenario %s: invalid JSON: %w", path, err)
+	}
+	return nil
+}
+
+// Validate applies the format's rules: an id, an alert with a title and a
+// description, known change kinds, a known expected category and agents.
+func (s Scenario) Validate() error {
 	if strings.TrimSpace(s.ID) == "" {
 		return fmt.Errorf("empty id")
 	}
@@ -97,14 +108,20 @@ func (s Scenario) validate() error {
 // LoadScenarios loads every *.json file of dir in name order, so evaluation
 // output is stable; the first invalid file aborts the load.
 func LoadScenarios(dir string) ([]Scenario, error) {
+	return LoadDir(dir, LoadScenario)
+}
+
+// LoadDir loads every *.json file of dir in name order with load; the first
+// invalid file aborts the load.
+func LoadDir[T any](dir string, load func(path string) (T, error)) ([]T, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, fmt.Errorf("scenarios %s: %w", dir, err)
 	}
 	sort.Strings(paths)
-	out := make([]Scenario, 0, len(paths))
+	out := make([]T, 0, len(paths))
 	for _, p := range paths {
-		s, err := LoadScenario(p)
+		s, err := load(p)
 		if err != nil {
 			return nil, err
 		}

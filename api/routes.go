@@ -45,8 +45,10 @@ type Deps struct {
 	Remediations *remediation.Service
 	// WebhookEndpoints manages outbound event subscriptions.
 	WebhookEndpoints *delivery.Service
-	// Analytics aggregates incident figures.
+	// Analytics aggregates incident and accuracy figures.
 	Analytics *service.Analytics
+	// Outcomes records how people grade investigations.
+	Outcomes *service.Outcomes
 	// DataSources manages the systems the agents query.
 	DataSources *service.DataSources
 	// Plans reports the tenant's plan and usage.
@@ -158,6 +160,8 @@ func NewRouter(d Deps) *gin.Engine {
 	v1.POST("/investigation/:incidentId/start", requireRole(writers...), h.startInvestigation)
 	v1.GET("/investigation/:incidentId", requireRole(anyRole...), h.getInvestigation)
 	v1.POST("/investigation/:incidentId/context", requireRole(writers...), h.addInvestigationContext)
+	v1.POST("/investigation/:incidentId/feedback", requireRole(writers...), h.gradeInvestigation)
+	v1.GET("/investigation/:incidentId/scenario", requireRole(writers...), h.exportScenario)
 
 	v1.POST("/runbooks", requireRole(managers...), h.createRunbook)
 	v1.GET("/runbooks", requireRole(anyRole...), h.listRunbooks)
@@ -169,6 +173,7 @@ func NewRouter(d Deps) *gin.Engine {
 	v1.POST("/remediation/:remediationId/execute", requireRole(managers...), h.executeRemediation)
 
 	v1.GET("/analytics/incidents", requireRole(anyRole...), h.incidentAnalytics)
+	v1.GET("/analytics/accuracy", requireRole(anyRole...), h.accuracyAnalytics)
 
 	v1.GET("/settings/grouping", requireRole(anyRole...), h.getGrouping)
 	v1.PUT("/settings/grouping", requireRole(managers...), h.putGrouping)

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/causeway/causeway/activities"
@@ -27,6 +28,7 @@ import (
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/egress"
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
@@ -178,6 +180,7 @@ func (a *App) Router() http.Handler {
 		Remediations:                remediation.NewService(a.Store, a.Temporal, c.TemporalTaskQueue, a.sqlTargets(), c.EgressAllowPrivate),
 		WebhookEndpoints:            delivery.NewService(a.Store, a.sealer, c.EgressAllowPrivate),
 		Analytics:                   service.NewAnalytics(a.Store),
+		Outcomes:                    service.NewOutcomes(a.Store, a.Temporal),
 		DataSources:                 service.NewDataSources(a.Store, a.sealer, a.DataSourceConnector()),
 		Ingest:                      service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Marks, a.Log),
 		Changes:                     service.NewChanges(a.Store, auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Marks, a.Log),
@@ -191,7 +194,7 @@ func (a *App) Router() http.Handler {
 	dash, err := ui.New(ui.Options{
 		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
 		Investigations: d.Investigations, Remediations: d.Remediations, APIKeys: d.APIKeys,
-		WebhookEndpoints: d.WebhookEndpoints, DataSources: d.DataSources, Changes: d.Changes, Analytics: d.Analytics, Slack: d.Slack, PublicURL: c.PublicURL,
+		WebhookEndpoints: d.WebhookEndpoints, DataSources: d.DataSources, Changes: d.Changes, Analytics: d.Analytics, Outcomes: d.Outcomes, Slack: d.Slack, PublicURL: c.PublicURL,
 		TemporalUIURL: c.TemporalUILink(), TemporalNamespace: c.TemporalNamespace, SignupEnabled: c.AuthSignupEnabled,
 	})
 	if err != nil {
@@ -250,10 +253,32 @@ func (a *App) Worker() sdkworker.Worker {
 		acts.LLM = llm.New(llm.Config{BaseURL: c.LLMBaseURL, APIKey: c.LLMAPIKey, Model: c.LLMModel, Timeout: 55 * time.Second})
 	}
 	return worker.New(a.Temporal, a.Config.TemporalTaskQueue, acts, worker.Slices{
-		Remediation: &remediation.Activities{Kernel: a.Store, Store: remediation.NewStore(a.Store.DB()), Egress: out, SQLTargets: a.sqlTargets()},
-		Delivery:    &delivery.Activities{Store: delivery.NewStore(a.Store.DB()), Sealer: a.sealer, Egress: out},
-		Slack:       a.slackActivities(),
+		Remediation: &remediation.Activities{Kernel: a.Store, Store: remediation.NewStore(a.Store.DB()), Egress: out, SQLTargets: a.sqlTargets(),
+			VerifyAfter: a.Config.RemediationVerifyAfter, Rechecker: acts, Reinvestigate: a.reinvestigate},
+		Delivery: &delivery.Activities{Store: delivery.NewStore(a.Store.DB()), Sealer: a.sealer, Egress: out},
+		Slack:    a.slackActivities(),
 	})
+}
+
+// reinvestigate starts an incident's next pass on behalf of Causeway itself
+// (a remediation whose verification found no recovery); the key makes a
+// retried start join the first.
+func (a *App) reinvestigate(ctx context.Context, tenantID, incidentID, text, key string) error {
+	p := auth.Principal{TenantID: tenantID, Email: "causeway", Roles: []string{models.RoleOwner}}
+	_, err := service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log).AddContext(ctx, p, incidentID,
+		service.AddContextInput{Context: text, Reinvestigate: true, IdempotencyKey: key})
+	e, ok := errcode.As(err)
+	switch {
+	case !ok:
+		return err
+	case e.Code == errcode.InvestigationInProgress:
+		// A pass is already looking at the incident.
+		return nil
+	case e.Code == errcode.Unavailable:
+		return err
+	}
+	// Quota spent, incident gone: no retry changes that.
+	return temporal.NewNonRetryableApplicationError(e.Message, e.Code, nil)
 }
 
 // Serve runs the HTTP server until ctx ends, then drains in-flight requests.

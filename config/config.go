@@ -125,6 +125,9 @@ type Config struct {
 	DataSourceMaxQueries int `mapstructure:"datasource_max_queries"`
 	// DataSourceLookback is how long before the onset the queried window starts.
 	DataSourceLookback time.Duration `mapstructure:"datasource_lookback"`
+	// RemediationVerifyAfter is how long after its steps complete a
+	// remediation is verified.
+	RemediationVerifyAfter time.Duration `mapstructure:"remediation_verify_after"`
 	// LLMToolCalls, LLMToolBytes and LLMToolTokens are the budget of one
 	// agent's tool use in a pass: tool calls made (refused ones included),
 	// bytes of answers read and tokens spent before the agent must answer.

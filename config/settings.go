@@ -114,6 +114,8 @@ var settings = []setting{
 		doc: "named databases for `sql_migration` remediation steps: `name=postgres://…,other=sqlite:/path` (passwords, also `?password=`, masked in the start-up log)"},
 	{key: "sql_target_tenants", def: "", note: "(no target usable)", check: parsedBy(ParseSQLTargetTenants),
 		doc: "which tenants may use each SQL target: `name:tenantA|tenantB,other:*`; `*` (every tenant) only when written; a target without an entry is usable by nobody"},
+	{key: "remediation_verify_after", def: "10m", check: durationBetween("1s", "24h"),
+		doc: "how long after its steps complete a remediation is verified: the queries that evidenced the cause run again and the alert's state is read"},
 
 	// Data sources. The pass budget must cover one query (Validate).
 	{key: "datasource_allowed_networks", def: "", dev: devDataSourceNetworks, check: networks,

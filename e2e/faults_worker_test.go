@@ -107,7 +107,8 @@ func (w *workerSupervisor) start() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.runs++
-	w.cmd = workerProcess(w.t, w.bin, w.e, fmt.Sprintf("worker-%d.log", w.runs))
+	// Verification after the steps runs within the test, not 10 min later.
+	w.cmd = workerProcess(w.t, w.bin, w.e, fmt.Sprintf("worker-%d.log", w.runs), "CAUSEWAY_REMEDIATION_VERIFY_AFTER=1s")
 }
 
 // kill SIGKILLs the running worker: no shutdown hook, no graceful drain.
@@ -291,7 +292,14 @@ func TestFaultWorkerKilledDuringRemediations(t *testing.T) {
 		default:
 			t.Errorf("remediation %s is %s, not final", rem.RemediationID, rem.Status)
 		}
-		if st := e.workflowStatus(ctx, remediation.WorkflowID(r.remediationID)); st != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		// A completed remediation's workflow verifies it a second later, then
+		// ends; a verification whose worker was killed is retried once its
+		// one-minute timeout has passed.
+		var st enumspb.WorkflowExecutionStatus
+		if !poll(90*time.Second, func() bool {
+			st = e.workflowStatus(ctx, remediation.WorkflowID(r.remediationID))
+			return st == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
+		}) {
 			t.Errorf("remediation workflow %s: %s", r.remediationID, st)
 		}
 		if st := e.workflowStatus(ctx, workflows.IncidentWorkflowID(r.incidentID)); st != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {

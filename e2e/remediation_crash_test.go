@@ -47,7 +47,7 @@ func (d *deploySystem) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // workerProcess runs the worker binary against the test's Temporal, database and
 // task queue.
-func workerProcess(t testing.TB, bin string, e *env, logName string) *exec.Cmd {
+func workerProcess(t testing.TB, bin string, e *env, logName string, extraEnv ...string) *exec.Cmd {
 	t.Helper()
 	c := e.Config
 	cmd := exec.Command(bin)
@@ -55,7 +55,9 @@ func workerProcess(t testing.TB, bin string, e *env, logName string) *exec.Cmd {
 		"CAUSEWAY_TEMPORAL_ADDRESS="+stack.FrontendAddress(), "CAUSEWAY_TEMPORAL_NAMESPACE="+c.TemporalNamespace,
 		"CAUSEWAY_TEMPORAL_TASK_QUEUE="+c.TemporalTaskQueue, "CAUSEWAY_DATABASE_URL="+c.DatabaseURL,
 		"CAUSEWAY_DATA_DIR="+c.DataDir, "CAUSEWAY_AUTH_JWT_SECRET="+c.AuthJWTSecret, "CAUSEWAY_SECRETS_KEY="+c.SecretsKey,
-		"CAUSEWAY_EGRESS_ALLOW_PRIVATE=true", "CAUSEWAY_LOG_LEVEL=warn", "CAUSEWAY_HTTP_ADDR=127.0.0.1:0")
+		"CAUSEWAY_EGRESS_ALLOW_PRIVATE=true", "CAUSEWAY_LOG_LEVEL=warn", "CAUSEWAY_HTTP_ADDR=127.0.0.1:0",
+		"CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS="+c.DataSourceAllowedNetworks)
+	cmd.Env = append(cmd.Env, extraEnv...)
 	logf, err := os.Create(filepath.Join(t.TempDir(), logName))
 	if err != nil {
 		t.Fatal(err)

@@ -179,5 +179,5 @@ type UsageCounter struct {
 // All lists every kernel model, in dependency order, for migrations; domains
 // add their own with RegisterRows.
 func All() []any {
-	return []any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}, &SSOConnection{}, &SSOIdentity{}, &SSOReplay{}, &GroupingSetting{}, &Change{}}
+	return []any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}, &SSOConnection{}, &SSOIdentity{}, &SSOReplay{}, &GroupingSetting{}, &Change{}, &Feedback{}, &RemediationVerification{}}
 }

@@ -4,7 +4,10 @@ package models
 const (
 	EventRemediationCompleted = "remediation.completed"
 	EventRemediationFailed    = "remediation.failed"
+	// EventRemediationVerified carries the remediation and what its
+	// verification found after the steps.
+	EventRemediationVerified = "remediation.verified"
 )
 
 // EventKinds lists every subscribable kind, in the order the API documents them.
-var EventKinds = []string{EventInvestigationCompleted, EventRemediationCompleted, EventRemediationFailed}
+var EventKinds = []string{EventInvestigationCompleted, EventRemediationCompleted, EventRemediationFailed, EventRemediationVerified}

@@ -31,6 +31,15 @@ type Activities struct {
 	// and which tenants may use each, so runbooks never carry connection
 	// strings and a tenant reaches only the databases named for it.
 	SQLTargets SQLTargets
+	// VerifyAfter is how long after its steps a completed remediation is
+	// verified; zero means DefaultVerifyAfter.
+	VerifyAfter time.Duration
+	// Rechecker runs the queries that evidenced the cause again; nil
+	// verifies on the alert's state alone.
+	Rechecker Rechecker
+	// Reinvestigate starts the next pass when the fix did not hold; nil
+	// starts none.
+	Reinvestigate Reinvestigator
 }
 
 // Registered names of the remediation activities.

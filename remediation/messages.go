@@ -60,6 +60,9 @@ type State struct {
 	ExecutedBy    string
 	FailedStep    int // index of the failed step, -1 when none failed
 	FailureReason string
+	// Outcome is what the verification after completed steps found
+	// (models.OutcomeRecovered, …); empty until then.
+	Outcome string
 }
 
 // ApproveRequest is the payload of UpdateApprove: who approves, and

@@ -17,4 +17,7 @@ func Register(r temporalx.Registry, a *Activities) {
 	r.RegisterActivityWithOptions(a.BeginRemediation, activity.RegisterOptions{Name: NameBeginRemediation})
 	r.RegisterActivityWithOptions(a.RunRemediationStep, activity.RegisterOptions{Name: NameRunRemediationStep})
 	r.RegisterActivityWithOptions(a.FinishRemediation, activity.RegisterOptions{Name: NameFinishRemediation})
+	r.RegisterActivityWithOptions(a.PlanRemediationVerification, activity.RegisterOptions{Name: NamePlanVerification})
+	r.RegisterActivityWithOptions(a.VerifyRemediation, activity.RegisterOptions{Name: NameVerifyRemediation})
+	r.RegisterActivityWithOptions(a.ReinvestigateAfterRemediation, activity.RegisterOptions{Name: NameReinvestigateAfter})
 }

@@ -116,6 +116,9 @@ type Remediation struct {
 	// exist; the reconciler starts the workflow of any proposal still without.
 	WorkflowStartedAt *time.Time        `gorm:"index:idx_remediations_unstarted,where:workflow_started_at IS NULL"`
 	Steps             []RemediationStep `gorm:"-"`
+	// Verification is what the verification after the steps found, nil
+	// until it ran (loaded by Remediations).
+	Verification *models.RemediationVerification `gorm:"-"`
 }
 
 // RemediationStep is one rendered step and its progress. Attempts counts the
@@ -215,16 +218,23 @@ func (s *Store) ProposeRemediations(ctx context.Context, rems []Remediation, ent
 	})
 }
 
-// GetRemediation returns the tenant's remediation with its steps; another
-// tenant's is models.ErrNotFound, exactly like a missing one.
+// GetRemediation returns the tenant's remediation with its steps and its
+// verification; another tenant's is models.ErrNotFound, exactly like a
+// missing one.
 func (s *Store) GetRemediation(ctx context.Context, tenantID, id string) (*Remediation, error) {
 	db := s.db.WithContext(ctx)
 	r, err := models.FirstRow[Remediation](db.Where("tenant_id = ? AND id = ?", tenantID, id))
 	if err != nil {
 		return nil, err
 	}
-	err = db.Where("remediation_id = ?", id).Order("step_index").Find(&r.Steps).Error
-	return r, err
+	if err := db.Where("remediation_id = ?", id).Order("step_index").Find(&r.Steps).Error; err != nil {
+		return nil, err
+	}
+	rems := []Remediation{*r}
+	if err := attachVerifications(db, rems); err != nil {
+		return nil, err
+	}
+	return &rems[0], nil
 }
 
 // Remediations lists an incident's remediations with their steps, oldest first.
@@ -234,7 +244,33 @@ func (s *Store) Remediations(ctx context.Context, tenantID, incidentID string) (
 	if err := db.Where("tenant_id = ? AND incident_id = ?", tenantID, incidentID).Order("created_at, id").Find(&rems).Error; err != nil {
 		return nil, err
 	}
-	return rems, attachSteps(db, rems)
+	if err := attachSteps(db, rems); err != nil {
+		return nil, err
+	}
+	return rems, attachVerifications(db, rems)
+}
+
+// attachVerifications loads the verifications of rems in one query.
+func attachVerifications(db *gorm.DB, rems []Remediation) error {
+	if len(rems) == 0 {
+		return nil
+	}
+	ids := make([]string, len(rems))
+	for i, r := range rems {
+		ids[i] = r.ID
+	}
+	var vs []models.RemediationVerification
+	if err := db.Where("remediation_id IN ?", ids).Find(&vs).Error; err != nil {
+		return err
+	}
+	for i := range vs {
+		for j := range rems {
+			if rems[j].ID == vs[i].RemediationID {
+				rems[j].Verification = &vs[i]
+			}
+		}
+	}
+	return nil
 }
 
 // attachSteps loads the steps of rems in one query, only the given columns when
@@ -504,6 +540,16 @@ type RemediationView struct {
 	CompletedAt     *time.Time `json:"completedAt"`
 	FailureReason   string     `json:"failureReason"`
 	CreatedAt       time.Time  `json:"createdAt"`
+	// Verification is present once the verification after the steps ran.
+	Verification *VerificationView `json:"verification,omitempty"`
+}
+
+// VerificationView is what a remediation's verification found: the outcome
+// (recovered, not_recovered, unknown) and the readings it was judged on.
+type VerificationView struct {
+	Outcome    string    `json:"outcome"`
+	Readings   []string  `json:"readings"`
+	VerifiedAt time.Time `json:"verifiedAt"`
 }
 
 // StepView is one step's progress as clients see it.
@@ -527,6 +573,9 @@ func (r *Remediation) View() RemediationView {
 		ApprovedBy: r.ApprovedBy, ApprovedAt: models.UTCPtr(r.ApprovedAt), ExecutedBy: r.ExecutedBy, ExecutedAt: models.UTCPtr(r.ExecutedAt),
 		RejectedBy: r.RejectedBy, RejectedAt: models.UTCPtr(r.RejectedAt), RejectReason: r.RejectReason,
 		CompletedAt: models.UTCPtr(r.CompletedAt), FailureReason: models.RedactText(r.FailureReason), CreatedAt: r.CreatedAt.UTC(),
+	}
+	if vr := r.Verification; vr != nil {
+		v.Verification = &VerificationView{Outcome: vr.Outcome, Readings: vr.Readings, VerifiedAt: vr.VerifiedAt.UTC()}
 	}
 	for i, s := range r.Steps {
 		v.Steps[i] = StepView{Index: s.Index, Type: s.Type, Status: s.Status, Description: s.Description,

@@ -83,6 +83,11 @@ func (w *remediation) run(ctx workflow.Context) (State, error) {
 			if err := w.runSteps(ctx); err != nil {
 				return w.state, err
 			}
+			if w.state.Status == Completed {
+				if err := w.verify(ctx); err != nil {
+					return w.state, err
+				}
+			}
 		}
 	}
 	return w.state, workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })

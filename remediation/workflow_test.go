@@ -1,6 +1,8 @@
 package remediation
 
 import (
+	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -77,17 +79,54 @@ func expectBegun(env *testsuite.TestWorkflowEnvironment, at time.Time) {
 	}).Return(nil).Once()
 }
 
+// expectVerified expects the verification of steps finished at finished,
+// VerifyAfter (10 min) later, answering outcome.
+func expectVerified(env *testsuite.TestWorkflowEnvironment, finished time.Time, outcome string) {
+	env.OnActivity(NamePlanVerification, mock.Anything, PlanInput{TenantID: tenant, RemediationID: remID}).
+		Return(VerifyPlan{After: 10 * time.Minute}, nil).Once()
+	env.OnActivity(NameVerifyRemediation, mock.Anything, VerifyInput{TenantID: tenant, IncidentID: incID, RemediationID: remID,
+		Since: finished, DedupKey: remWfID + "/verified"}).
+		Return(func(context.Context, VerifyInput) (VerifyOutput, error) {
+			// The durable timer ran first: the verification starts VerifyAfter
+			// after the steps.
+			if now := env.Now(); now.Before(finished.Add(10 * time.Minute)) {
+				return VerifyOutput{}, fmt.Errorf("verified at %s, before the wait ended", now)
+			}
+			return VerifyOutput{Outcome: outcome, Summary: "not recovered on 2 readings"}, nil
+		}).Once()
+}
+
+// approveExecuteAndRun approves at 1 min, executes at 2 min and runs the
+// workflow to its end, which must be a success; it returns the final state.
+func approveExecuteAndRun(t *testing.T, env *testsuite.TestWorkflowEnvironment) State {
+	t.Helper()
+	send(env, time.Minute, UpdateApprove, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
+	send(env, 2*time.Minute, UpdateExecute, ExecuteRequest{Actor: "bob@example.com"})
+	env.ExecuteWorkflow(WorkflowName, remInput())
+	require.NoError(t, env.GetWorkflowError())
+	var st State
+	require.NoError(t, env.GetWorkflowResult(&st))
+	return st
+}
+
+// expectStepsSucceed expects each of remInput's three steps to run once and
+// succeed.
+func expectStepsSucceed(env *testsuite.TestWorkflowEnvironment) {
+	for i, typ := range []string{"http", "wait", "verification"} {
+		env.OnActivity(NameRunRemediationStep, mock.Anything, stepIn(i, typ)).Return(nil).Once()
+	}
+}
+
 func TestRemediationApproveExecuteHappyPath(t *testing.T) {
 	env := remEnv(t)
 	expectApproved(env, t0.Add(time.Minute))
 	expectBegun(env, t0.Add(2*time.Minute))
-	for i, typ := range []string{"http", "wait", "verification"} {
-		env.OnActivity(NameRunRemediationStep, mock.Anything, stepIn(i, typ)).Return(nil).Once()
-	}
+	expectStepsSucceed(env)
 	env.OnActivity(NameFinishRemediation, mock.Anything, FinishRemediationInput{
 		TenantID: tenant, RemediationID: remID, Status: Completed, FailedStep: -1,
 		At: t0.Add(2 * time.Minute), Message: "Remediation rem_test completed: 3 steps succeeded", DedupKey: remWfID + "/finished",
 	}).Return(nil).Once()
+	expectVerified(env, t0.Add(2*time.Minute), "recovered")
 
 	early := send(env, 30*time.Second, UpdateExecute, ExecuteRequest{Actor: "bob@example.com"})
 	approve := send(env, time.Minute, UpdateApprove, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
@@ -104,7 +143,23 @@ func TestRemediationApproveExecuteHappyPath(t *testing.T) {
 	var st State
 	require.NoError(t, env.GetWorkflowResult(&st))
 	require.Equal(t, State{RemediationID: remID, Status: Completed, ApprovedBy: "alice@example.com",
-		ExecutedBy: "bob@example.com", FailedStep: -1}, st)
+		ExecutedBy: "bob@example.com", FailedStep: -1, Outcome: "recovered"}, st)
+}
+
+// A fix that did not hold starts the next pass, telling it what was tried.
+func TestRemediationNotRecoveredReinvestigates(t *testing.T) {
+	env := remEnv(t)
+	expectApproved(env, t0.Add(time.Minute))
+	expectBegun(env, t0.Add(2*time.Minute))
+	expectStepsSucceed(env)
+	env.OnActivity(NameFinishRemediation, mock.Anything, mock.Anything).Return(nil).Once()
+	expectVerified(env, t0.Add(2*time.Minute), "not_recovered")
+	env.OnActivity(NameReinvestigateAfter, mock.Anything, ReinvestigateInput{TenantID: tenant, IncidentID: incID, Key: "verify-rem_test",
+		Context: "Remediation rem_test completed, but its verification 10m0s after the steps found the system not recovered: not recovered on 2 readings. The signals that evidenced the previous answer still show it."}).
+		Return(nil).Once()
+
+	st := approveExecuteAndRun(t, env)
+	require.Equal(t, "not_recovered", st.Outcome)
 }
 
 func TestRemediationReject(t *testing.T) {
@@ -160,12 +215,7 @@ func TestRemediationFailedStepStopsRun(t *testing.T) {
 		TenantID: tenant, RemediationID: remID, Status: Failed, FailedStep: 1, Reason: reason,
 		At: t0.Add(2 * time.Minute), Message: "Remediation rem_test failed: " + reason, DedupKey: remWfID + "/finished",
 	}).Return(nil).Once()
-	send(env, time.Minute, UpdateApprove, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
-	send(env, 2*time.Minute, UpdateExecute, ExecuteRequest{Actor: "bob@example.com"})
-	env.ExecuteWorkflow(WorkflowName, remInput())
-	require.NoError(t, env.GetWorkflowError())
-	var st State
-	require.NoError(t, env.GetWorkflowResult(&st))
+	st := approveExecuteAndRun(t, env)
 	require.Equal(t, Failed, st.Status)
 	require.Equal(t, 1, st.FailedStep)
 	// Step 2 (verification) never ran: no expectation was set for it.
@@ -184,13 +234,12 @@ func TestRemediationRefusedExecuteCanBeRetried(t *testing.T) {
 		TenantID: tenant, RemediationID: remID, Actor: "bob@example.com", At: t0.Add(3 * time.Minute),
 		Message: "Remediation rem_test executing (3 steps), started by bob@example.com", DedupKey: remWfID + "/executing",
 	}).Return(nil).Once()
-	for i, typ := range []string{"http", "wait", "verification"} {
-		env.OnActivity(NameRunRemediationStep, mock.Anything, stepIn(i, typ)).Return(nil).Once()
-	}
+	expectStepsSucceed(env)
 	env.OnActivity(NameFinishRemediation, mock.Anything, FinishRemediationInput{
 		TenantID: tenant, RemediationID: remID, Status: Completed, FailedStep: -1,
 		At: t0.Add(3 * time.Minute), Message: "Remediation rem_test completed: 3 steps succeeded", DedupKey: remWfID + "/finished",
 	}).Return(nil).Once()
+	expectVerified(env, t0.Add(3*time.Minute), "unknown")
 
 	send(env, time.Minute, UpdateApprove, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
 	first := send(env, 2*time.Minute, UpdateExecute, ExecuteRequest{Actor: "bob@example.com"})
@@ -240,10 +289,9 @@ func TestRemediationExecuteInFlightAtDeadlineRuns(t *testing.T) {
 		TenantID: tenant, RemediationID: remID, Actor: "bob@example.com", At: claimed,
 		Message: "Remediation rem_test executing (3 steps), started by bob@example.com", DedupKey: remWfID + "/executing",
 	}).After(time.Minute).Return(nil).Once()
-	for i, typ := range []string{"http", "wait", "verification"} {
-		env.OnActivity(NameRunRemediationStep, mock.Anything, stepIn(i, typ)).Return(nil).Once()
-	}
+	expectStepsSucceed(env)
 	env.OnActivity(NameFinishRemediation, mock.Anything, mock.Anything).Return(nil).Once()
+	expectVerified(env, claimed.Add(time.Minute), "recovered")
 
 	send(env, time.Minute, UpdateApprove, ApproveRequest{Actor: "alice@example.com", PlanHash: plan})
 	exec := send(env, time.Minute+DefaultExecuteTimeout-time.Second, UpdateExecute, ExecuteRequest{Actor: "bob@example.com"})

@@ -40,14 +40,11 @@ type IncidentAnalytics struct {
 // time to resolution in whole seconds (0 when none); resolutionRate is 0 when
 // there were no incidents.
 func (a *Analytics) Incidents(ctx context.Context, p auth.Principal, period string) (*IncidentAnalytics, error) {
-	if period == "" {
-		period = DefaultAnalyticsPeriod
+	period, since, err := a.since(period)
+	if err != nil {
+		return nil, err
 	}
-	days, ok := AnalyticsPeriods[period]
-	if !ok {
-		return nil, errcode.Invalid("period must be one of 7d, 30d, 90d")
-	}
-	st, err := a.store.IncidentStatsSince(ctx, p.TenantID, a.now().UTC().AddDate(0, 0, -days))
+	st, err := a.store.IncidentStatsSince(ctx, p.TenantID, since)
 	if err != nil {
 		return nil, errcode.Down("the database", err)
 	}
@@ -59,4 +56,17 @@ func (a *Analytics) Incidents(ctx context.Context, p auth.Principal, period stri
 		out.ResolutionRate = float64(st.Resolved) / float64(st.Total)
 	}
 	return out, nil
+}
+
+// since resolves ?period= (empty means the default) to its name and the
+// start of its window.
+func (a *Analytics) since(period string) (string, time.Time, error) {
+	if period == "" {
+		period = DefaultAnalyticsPeriod
+	}
+	days, ok := AnalyticsPeriods[period]
+	if !ok {
+		return "", time.Time{}, errcode.Invalid("period must be one of 7d, 30d, 90d")
+	}
+	return period, a.now().UTC().AddDate(0, 0, -days), nil
 }

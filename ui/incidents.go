@@ -87,6 +87,8 @@ func (d *Dashboard) createIncident(c *gin.Context) {
 type incidentView struct {
 	Live   *liveIncident
 	Agents []string
+	// Categories are the choices of a grade's actual category.
+	Categories []string
 	// Context keeps the add-context form's text when the request is refused.
 	Context string
 }
@@ -98,7 +100,9 @@ type liveIncident struct {
 	Latest       *passView
 	Earlier      []passView
 	Remediations []remediation.RemediationView
-	Workflows    []workflowLink
+	// Feedback are the people's grades of the passes, newest first.
+	Feedback  []service.FeedbackView
+	Workflows []workflowLink
 	// Active is true while something is still moving (triage, a pass, an
 	// execution): the page then asks again sooner.
 	Active bool
@@ -139,7 +143,7 @@ func (d *Dashboard) showIncident(c *gin.Context, status int, prob *problem, cont
 		d.fail(c, err)
 		return
 	}
-	v := d.page(c, live.Incident.Title, "incidents", incidentView{Live: live, Agents: analyzer.Roles, Context: context})
+	v := d.page(c, live.Incident.Title, "incidents", incidentView{Live: live, Agents: analyzer.Roles, Categories: analyzer.Categories, Context: context})
 	v.Problem = prob
 	d.render(c, status, "incident", v)
 }
@@ -169,7 +173,11 @@ func (d *Dashboard) liveIncident(c *gin.Context) (*liveIncident, error) {
 	if err != nil {
 		return nil, err
 	}
-	live := &liveIncident{Incident: inc, Timeline: tl}
+	grades, err := d.o.Outcomes.Feedback(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	live := &liveIncident{Incident: inc, Timeline: tl, Feedback: grades}
 	for i := range history {
 		pv := newPassView(history[i])
 		if i == 0 {
@@ -278,6 +286,18 @@ func (d *Dashboard) addContext(c *gin.Context) {
 		return
 	}
 	redirectNotice(c, Prefix+"/incidents/"+id, notice)
+}
+
+// grade records the signed-in person's grade of the latest answer.
+func (d *Dashboard) grade(c *gin.Context) {
+	id := c.Param("id")
+	in := service.FeedbackInput{Verdict: c.PostForm("verdict"), ActualCategory: c.PostForm("actualCategory"),
+		ActualCulprit: c.PostForm("actualCulprit"), Note: c.PostForm("note")}
+	if _, err := d.o.Outcomes.Grade(c.Request.Context(), principal(c), id, in); err != nil {
+		d.incidentProblem(c, err, "")
+		return
+	}
+	redirectNotice(c, Prefix+"/incidents/"+id, "graded")
 }
 
 func (d *Dashboard) resolve(c *gin.Context) {

@@ -244,6 +244,7 @@ var notices = map[string]string{
 	"rejected":      "Remediation rejected.",
 	"executing":     "Execution started. Steps update below as they run.",
 	"resolved":      "Incident resolved.",
+	"graded":        "Thank you: your grade counts in the accuracy figures.",
 	"context":       "Context added; the next investigation pass will use it.",
 	"reinvestigate": "Context added and a new investigation pass started.",
 	"investigating": "Investigation started. Agents report below as they finish.",

@@ -46,6 +46,8 @@ type Options struct {
 	DataSources      *service.DataSources
 	Changes          *service.Changes
 	Analytics        *service.Analytics
+	// Outcomes records and lists the grades of investigations.
+	Outcomes *service.Outcomes
 	// Slack connects the tenant's Slack workspace.
 	Slack *slack.Service
 	// PublicURL is the configured address where browsers and monitoring tools
@@ -114,6 +116,7 @@ func (d *Dashboard) Register(r *gin.Engine, h api.DashboardHooks) {
 	in.GET("/incidents/:id/live", d.incidentLive)
 	in.POST("/incidents/:id/context", d.allow(service.Writers...), d.addContext)
 	in.POST("/incidents/:id/resolve", d.allow(service.Writers...), d.resolve)
+	in.POST("/incidents/:id/feedback", d.allow(service.Writers...), d.grade)
 
 	in.GET("/remediations/:id", d.remediation)
 	in.GET("/remediations/:id/live", d.remediationLive)
@@ -123,6 +126,7 @@ func (d *Dashboard) Register(r *gin.Engine, h api.DashboardHooks) {
 	}
 
 	in.GET("/analytics", d.analytics)
+	in.GET("/analytics/accuracy", d.accuracy)
 
 	in.GET("/settings", d.settingsHome)
 	for _, s := range settingsSections() {

@@ -46,6 +46,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 		"agent-tool-use.json",
 		// One outbound event to one endpoint, retried once after a 500.
 		"delivery.json",
+		// A completed remediation verified after its durable timer
+		// (versionVerify): the evidencing queries showed recovery.
+		"remediation-verified.json",
 		// Slack messages: an incident's root message, its thread, and a
 		// proposal with its buttons, each kept in step across refreshes.
 		"slack-root.json", "slack-thread.json", "slack-remediation.json",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/devstack"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/replay"
 	"github.com/causeway/causeway/service"
 	"github.com/causeway/causeway/workflows"
 )
@@ -41,7 +43,7 @@ func evaluate(ctx context.Context, cfgPath, dir string, out io.Writer) error {
 	if dir == "" {
 		return errors.New("usage: causeway eval DIR")
 	}
-	scenarios, err := analyzer.LoadScenarios(dir)
+	scenarios, err := replay.LoadDir(dir)
 	if err != nil {
 		return err
 	}
@@ -78,6 +80,11 @@ func evaluate(ctx context.Context, cfgPath, dir string, out io.Writer) error {
 		return err
 	}
 	inv := service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), log)
+	sealer, err := auth.NewSealer(cfg.SecretsKey)
+	if err != nil {
+		return err
+	}
+	sources := service.NewDataSources(a.Store, sealer, a.DataSourceConnector())
 	model := "offline analyzer"
 	if cfg.LLMEnabled() {
 		model = "LLM " + cfg.LLMModel
@@ -85,7 +92,7 @@ func evaluate(ctx context.Context, cfgPath, dir string, out io.Writer) error {
 	fmt.Fprintf(out, "Evaluating %d scenarios from %s with the %s\n\n%-36s %-26s %-26s %5s\n", len(scenarios), dir, model, "scenario", "expected", "got", "conf")
 	results := make([]evalResult, 0, len(scenarios))
 	for _, s := range scenarios {
-		r, err := evalScenario(ctx, a, inv, p, s)
+		r, err := evalScenario(ctx, a, inv, sources, p, s)
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", s.ID, err)
 		}
@@ -111,25 +118,39 @@ func evalTenant(ctx context.Context, store *models.Store) (auth.Principal, error
 
 // evalScenario records the scenario's alert as an incident (all alert fields, as
 // a webhook would), adds each context entry, starts a pass and waits for it.
-func evalScenario(ctx context.Context, a *app.App, inv *service.Investigations, p auth.Principal, s analyzer.Scenario) (evalResult, error) {
+// An exported scenario's sources are stand-ins serving the recorded answers.
+func evalScenario(ctx context.Context, a *app.App, inv *service.Investigations, sources *service.DataSources, p auth.Principal, s replay.Scenario) (evalResult, error) {
 	now := time.Now().UTC()
-	if len(s.Changes) > 0 {
-		// The scenario's changes are recorded as a tenant's would be, in a
-		// tenant of their own so no other scenario's changes are read with
-		// them, and the incident opens just after the latest of them, so they
-		// fall in the window a pass reads.
+	if len(s.Changes) > 0 || len(s.Sources) > 0 {
+		// The scenario's changes and sources are recorded as a tenant's would
+		// be, in a tenant of their own so no other scenario's are read with
+		// them.
 		var err error
 		if p, err = evalTenant(ctx, a.Store); err != nil {
 			return evalResult{}, err
 		}
+	}
+	if len(s.Changes) > 0 {
+		// The incident opens just after the latest change, so they fall in
+		// the window a pass reads.
+		var err error
 		if now, err = recordScenarioChanges(ctx, a.Store, p.TenantID, s.Changes, now); err != nil {
 			return evalResult{}, err
 		}
 	}
+	stop, err := connectStandIns(ctx, sources, p, s)
+	if err != nil {
+		return evalResult{}, err
+	}
+	defer stop()
+	source := "eval"
+	if s.AlertSource != "" {
+		source = s.AlertSource
+	}
 	al := s.Alert
 	inc := &models.Incident{
 		ID: models.NewID("inc"), TenantID: p.TenantID, Title: al.Title, Description: al.Description,
-		Severity: analyzer.NormalizeSeverity(al.Severity, models.SeverityMedium), Status: models.StatusOpen, Source: "eval",
+		Severity: analyzer.NormalizeSeverity(al.Severity, models.SeverityMedium), Status: models.StatusOpen, Source: source,
 		Service: al.Service, Environment: al.Environment, Tags: al.Tags, Metadata: al.Metadata, CreatedAt: now, UpdatedAt: now, AlertCount: 1,
 	}
 	if _, err := a.Store.CreateIncident(ctx, inc, models.TimelineEntry{At: now, Kind: "created", Message: "Scenario " + s.ID, Actor: p.Email, DedupKey: inc.ID + "/created"}); err != nil {
@@ -243,4 +264,28 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
+}
+
+// connectStandIns starts the stand-ins of an exported scenario's sources and
+// connects each as a data source of the tenant, under its recorded name and
+// settings; the returned func stops them.
+func connectStandIns(ctx context.Context, sources *service.DataSources, p auth.Principal, s replay.Scenario) (func(), error) {
+	srv := replay.Serve(s)
+	for _, src := range s.Sources {
+		u, ok := srv.URLs[src.Alias]
+		if !ok {
+			continue
+		}
+		settings, err := json.Marshal(src.Settings)
+		if err != nil {
+			srv.Close()
+			return nil, err
+		}
+		if _, err := sources.Create(ctx, p, service.CreateDataSourceInput{Name: src.Name, Type: src.Type, URL: u,
+			Settings: settings}); err != nil {
+			srv.Close()
+			return nil, fmt.Errorf("connecting the stand-in of %s: %w", src.Name, err)
+		}
+	}
+	return srv.Close, nil
 }

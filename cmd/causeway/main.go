@@ -31,6 +31,8 @@ commands:
   migrate   create or update the database schema
   tenant    operator commands for tenants (tenant create --name … --owner-email …)
   eval DIR  run every scenario of DIR through the real pipeline and report accuracy
+            (exported scenarios are served their recorded data-source answers)
+  scenario  scenario export --tenant ID INCIDENT_ID: an incident as a replayable scenario
   demo      start Prometheus with a bundled scenario and everything of run, then investigate an alert from its live data
 `
 
@@ -61,6 +63,8 @@ func run(args []string) error {
 		return runDemo(ctx, *cfgPath)
 	case "tenant":
 		return tenantCommand(ctx, *cfgPath, fs.Args()[1:], os.Stdout)
+	case "scenario":
+		return scenarioCommand(ctx, *cfgPath, fs.Args()[1:], os.Stdout)
 	default:
 		fs.Usage()
 		return errors.New("unknown or missing command")
