@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/causeway/causeway/egress"
 )
 
 // DefaultAPIURL is Slack's Web API base; CAUSEWAY_SLACK_API_URL replaces it
@@ -128,8 +130,9 @@ func (c *Client) call(ctx context.Context, method string, body any, form url.Val
 		return fmt.Errorf("slack %s: read: %w", method, err)
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
-		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-		return &APIError{Method: method, Code: "ratelimited", Status: resp.StatusCode, RetryAfter: time.Duration(max(secs, 1)) * time.Second}
+		// At least a second: a 429 without a usable Retry-After still means wait.
+		wait := max(egress.RetryAfter(resp.Header.Get("Retry-After"), time.Now()), time.Second)
+		return &APIError{Method: method, Code: "ratelimited", Status: resp.StatusCode, RetryAfter: wait}
 	}
 	if resp.StatusCode != http.StatusOK {
 		return &APIError{Method: method, Code: "http_" + strconv.Itoa(resp.StatusCode), Status: resp.StatusCode}
