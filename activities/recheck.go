@@ -8,21 +8,9 @@ import (
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/internal/clip"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/temporalx"
 )
-
-// Recheck is what the data sources say now about a pass's answer.
-type Recheck struct {
-	// Asked counts the cited queries run again, Answered those that answered.
-	Asked, Answered int
-	// StillShows is true when the answers still lead an agent to the pass's
-	// category.
-	StillShows bool
-	// Lines are the new readings, as their lines, at most maxRecheckLines.
-	Lines []string
-	// AlertResolved is true when the monitoring tool has resolved the alert.
-	AlertResolved bool
-}
 
 const maxRecheckLines = 20
 
@@ -32,16 +20,16 @@ const maxRecheckLines = 20
 // alert's words: if an agent still finds the pass's category in them, the
 // cause is still there. A query that fails now is counted as asked and not
 // answered.
-func (a *Activities) Recheck(ctx context.Context, tenantID, investigationID string, since time.Time) (Recheck, error) {
+func (a *Activities) Recheck(ctx context.Context, tenantID, investigationID string, since time.Time) (remediation.Recheck, error) {
 	inv, err := a.Store.GetInvestigation(ctx, tenantID, investigationID)
 	if err != nil {
-		return Recheck{}, temporalx.Classify(err)
+		return remediation.Recheck{}, temporalx.Classify(err)
 	}
 	inc, err := a.Store.GetIncident(ctx, tenantID, inv.IncidentID)
 	if err != nil {
-		return Recheck{}, temporalx.Classify(err)
+		return remediation.Recheck{}, temporalx.Classify(err)
 	}
-	out := Recheck{AlertResolved: inc.Status == models.StatusResolved}
+	out := remediation.Recheck{AlertResolved: inc.Status == models.StatusResolved}
 	cited := map[[2]string]bool{}
 	for _, e := range inv.Evidence {
 		if s := e.Source; s != nil && s.Kind == analyzer.SourceDataSource {
@@ -53,7 +41,7 @@ func (a *Activities) Recheck(ctx context.Context, tenantID, investigationID stri
 	}
 	rows, err := a.Store.ListDataSources(ctx, tenantID)
 	if err != nil {
-		return Recheck{}, err
+		return remediation.Recheck{}, err
 	}
 	srcs := make([]datasources.Source, len(rows))
 	byID := map[string]*models.DataSource{}

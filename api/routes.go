@@ -11,6 +11,7 @@ import (
 	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/metrics"
+	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/ratelimit"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
@@ -66,10 +67,10 @@ type Deps struct {
 // Role sets used by the route table: the service layer's, which the dashboard
 // applies too.
 var (
-	anyRole  = service.AnyRole
-	writers  = service.Writers
-	managers = service.Managers
-	owner    = service.Owners
+	anyRole  = models.AnyRole
+	writers  = models.Writers
+	managers = models.Managers
+	owner    = models.Owners
 )
 
 // NewRouter lists the whole API surface with the middleware of each group.

@@ -15,6 +15,22 @@ const (
 	RoleViewer   = "viewer"
 )
 
+// Who may do what. The API's route table and the dashboard both take their
+// rules from here, so a button the dashboard shows is one the API honours and a
+// request the dashboard refuses is refused by the API too.
+var (
+	// AnyRole is every signed-in user: reading incidents, investigations,
+	// remediations, runbooks, keys, users and analytics.
+	AnyRole = []string{RoleOwner, RoleAdmin, RoleOperator, RoleViewer}
+	// Writers open, investigate and resolve incidents.
+	Writers = []string{RoleOwner, RoleAdmin, RoleOperator}
+	// Managers run the tenant: approve, reject and execute remediations, and
+	// manage users, API keys, runbooks and webhook endpoints.
+	Managers = []string{RoleOwner, RoleAdmin}
+	// Owners alone decide how the tenant signs in (single sign-on).
+	Owners = []string{RoleOwner}
+)
+
 // ValidRole reports whether r is one of the four roles.
 func ValidRole(r string) bool {
 	switch r {

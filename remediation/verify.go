@@ -12,7 +12,6 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/temporalx"
 )
@@ -32,10 +31,23 @@ const (
 	NameReinvestigateAfter = "ReinvestigateAfterRemediation"
 )
 
+// Recheck is what the data sources say now about a pass's answer.
+type Recheck struct {
+	// Asked counts the cited queries run again, Answered those that answered.
+	Asked, Answered int
+	// StillShows is true when the answers still lead an agent to the pass's
+	// category.
+	StillShows bool
+	// Lines are the new readings, as their lines, bounded by the rechecker.
+	Lines []string
+	// AlertResolved is true when the monitoring tool has resolved the alert.
+	AlertResolved bool
+}
+
 // Rechecker runs again the data-source queries that evidenced a pass's
 // answer (activities.Activities.Recheck).
 type Rechecker interface {
-	Recheck(ctx context.Context, tenantID, investigationID string, since time.Time) (activities.Recheck, error)
+	Recheck(ctx context.Context, tenantID, investigationID string, since time.Time) (Recheck, error)
 }
 
 // Reinvestigator starts a new investigation pass of an incident with the
@@ -102,7 +114,7 @@ func (a *Activities) VerifyRemediation(ctx context.Context, in VerifyInput) (Ver
 	if err != nil {
 		return VerifyOutput{}, temporalx.Classify(err)
 	}
-	var rc activities.Recheck
+	var rc Recheck
 	if a.Rechecker != nil {
 		if rc, err = a.Rechecker.Recheck(ctx, in.TenantID, r.InvestigationID, in.Since); err != nil {
 			return VerifyOutput{}, err
@@ -124,7 +136,7 @@ func (a *Activities) VerifyRemediation(ctx context.Context, in VerifyInput) (Ver
 // judge decides the outcome: the cause still in the readings is not
 // recovered; readings without it, or a resolved alert when nothing answered,
 // are recovered; nothing to go on is unknown.
-func judge(rc activities.Recheck) string {
+func judge(rc Recheck) string {
 	switch {
 	case rc.Answered > 0 && rc.StillShows:
 		return models.OutcomeNotRecovered
@@ -138,7 +150,7 @@ func summarize(outcome string, readings int) string {
 	return fmt.Sprintf("%s on %d readings", strings.ReplaceAll(outcome, "_", " "), readings)
 }
 
-func alertState(rc activities.Recheck) string {
+func alertState(rc Recheck) string {
 	if rc.AlertResolved {
 		return "resolved"
 	}

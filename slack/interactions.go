@@ -15,7 +15,6 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
 )
 
 // Signed is a request from Slack as received: the signature headers and the
@@ -114,7 +113,7 @@ func (s *Service) decide(ctx context.Context, integ *Integration, slackUser, act
 	if refusal != nil {
 		return refusal
 	}
-	if !p.HasAnyRole(service.Managers...) {
+	if !p.HasAnyRole(models.Managers...) {
 		return ephemeral("Your Causeway role (%s) may not approve or reject remediations; an owner or admin must. Nothing changed.", strings.Join(p.Roles, ", "))
 	}
 	var err error
@@ -253,7 +252,7 @@ func (s *Service) Command(ctx context.Context, tenantID string, req Signed) (*Re
 	if verb == "status" {
 		return ephemeral("*%s* `%s`\nSeverity %s · status %s · service %s", inc.Title, inc.ID, inc.Severity, inc.Status, inc.Service), nil
 	}
-	if !p.HasAnyRole(service.Writers...) {
+	if !p.HasAnyRole(models.Writers...) {
 		return ephemeral("Your Causeway role (%s) may not start investigations. Nothing changed.", strings.Join(p.Roles, ", ")), nil
 	}
 	if err := s.investigations.Start(ctx, p, inc.ID); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/api"
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/service"
 )
 
@@ -147,8 +148,8 @@ type permissions struct {
 
 func permissionsOf(p auth.Principal) permissions {
 	return permissions{
-		Write:  service.RequireRole(p, service.Writers...) == nil,
-		Manage: service.RequireRole(p, service.Managers...) == nil,
+		Write:  service.RequireRole(p, models.Writers...) == nil,
+		Manage: service.RequireRole(p, models.Managers...) == nil,
 		Owner:  p.HasAnyRole("owner"),
 	}
 }

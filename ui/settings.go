@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/service"
 )
 
@@ -23,13 +24,13 @@ type settingsSection struct {
 // settingsSections are the sections in the order the settings menu shows them.
 func settingsSections() []settingsSection {
 	return []settingsSection{
-		{Slug: "api-keys", Title: "API keys", Roles: service.AnyRole, routes: apiKeyRoutes},
-		{Slug: "data-sources", Title: "Data sources", Roles: service.AnyRole, routes: dataSourceRoutes},
-		{Slug: "changes", Title: "Recent changes", Roles: service.AnyRole, routes: changeRoutes},
-		{Slug: "runbooks", Title: "Runbooks", Roles: service.AnyRole, routes: runbookRoutes},
-		{Slug: "webhooks", Title: "Webhook endpoints", Roles: service.Managers, routes: webhookRoutes},
-		{Slug: "slack", Title: "Slack", Roles: service.Managers, routes: slackRoutes},
-		{Slug: "users", Title: "Users and roles", Roles: service.AnyRole, routes: userRoutes},
+		{Slug: "api-keys", Title: "API keys", Roles: models.AnyRole, routes: apiKeyRoutes},
+		{Slug: "data-sources", Title: "Data sources", Roles: models.AnyRole, routes: dataSourceRoutes},
+		{Slug: "changes", Title: "Recent changes", Roles: models.AnyRole, routes: changeRoutes},
+		{Slug: "runbooks", Title: "Runbooks", Roles: models.AnyRole, routes: runbookRoutes},
+		{Slug: "webhooks", Title: "Webhook endpoints", Roles: models.Managers, routes: webhookRoutes},
+		{Slug: "slack", Title: "Slack", Roles: models.Managers, routes: slackRoutes},
+		{Slug: "users", Title: "Users and roles", Roles: models.AnyRole, routes: userRoutes},
 	}
 }
 

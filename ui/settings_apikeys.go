@@ -21,8 +21,8 @@ type apiKeysView struct {
 
 func apiKeyRoutes(d *Dashboard, g *gin.RouterGroup) {
 	g.GET("", d.apiKeys)
-	g.POST("", d.allow(service.Managers...), d.createAPIKey)
-	g.POST("/:id/revoke", d.allow(service.Managers...), d.revokeAPIKey)
+	g.POST("", d.allow(models.Managers...), d.createAPIKey)
+	g.POST("/:id/revoke", d.allow(models.Managers...), d.revokeAPIKey)
 }
 
 func (d *Dashboard) apiKeys(c *gin.Context) {

@@ -36,9 +36,9 @@ type testedSource struct {
 
 func dataSourceRoutes(d *Dashboard, g *gin.RouterGroup) {
 	g.GET("", d.dataSources)
-	g.POST("", d.allow(service.Managers...), d.createDataSource)
-	g.POST("/:id/test", d.allow(service.Managers...), d.testDataSource)
-	g.POST("/:id/delete", d.allow(service.Managers...), d.deleteDataSource)
+	g.POST("", d.allow(models.Managers...), d.createDataSource)
+	g.POST("/:id/test", d.allow(models.Managers...), d.testDataSource)
+	g.POST("/:id/delete", d.allow(models.Managers...), d.deleteDataSource)
 }
 
 func (d *Dashboard) dataSources(c *gin.Context) {

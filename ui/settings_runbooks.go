@@ -13,7 +13,6 @@ import (
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
-	"github.com/causeway/causeway/service"
 )
 
 // runbooksView is the runbooks section: the catalogue and the JSON editor that
@@ -41,8 +40,8 @@ const runbookExample = `{
 
 func runbookRoutes(d *Dashboard, g *gin.RouterGroup) {
 	g.GET("", d.runbooks)
-	g.POST("", d.allow(service.Managers...), d.createRunbook)
-	g.POST("/:id/delete", d.allow(service.Managers...), d.deleteRunbook)
+	g.POST("", d.allow(models.Managers...), d.createRunbook)
+	g.POST("/:id/delete", d.allow(models.Managers...), d.deleteRunbook)
 }
 
 func (d *Dashboard) runbooks(c *gin.Context) {

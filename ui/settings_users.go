@@ -28,7 +28,7 @@ type roleRow struct {
 
 func userRoutes(d *Dashboard, g *gin.RouterGroup) {
 	g.GET("", d.users)
-	g.POST("", d.allow(service.Managers...), d.createUser)
+	g.POST("", d.allow(models.Managers...), d.createUser)
 }
 
 func (d *Dashboard) users(c *gin.Context) {
@@ -47,11 +47,11 @@ func (d *Dashboard) showUsers(c *gin.Context, status int, form service.CreateUse
 
 func roleTable() []roleRow {
 	var out []roleRow
-	for _, r := range service.AnyRole {
+	for _, r := range models.AnyRole {
 		p := auth.Principal{Roles: []string{r}}
 		out = append(out, roleRow{Role: r, Read: true,
-			Write:        service.RequireRole(p, service.Writers...) == nil,
-			Manage:       service.RequireRole(p, service.Managers...) == nil,
+			Write:        service.RequireRole(p, models.Writers...) == nil,
+			Manage:       service.RequireRole(p, models.Managers...) == nil,
 			CreateOwners: r == models.RoleOwner})
 	}
 	return out

@@ -21,6 +21,7 @@ import (
 	"github.com/causeway/causeway/api"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/delivery"
+	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
 	"github.com/causeway/causeway/slack"
@@ -111,18 +112,18 @@ func (d *Dashboard) Register(r *gin.Engine, h api.DashboardHooks) {
 	in.POST("/logout", d.logout)
 
 	in.GET("/incidents", d.incidents)
-	in.POST("/incidents", d.allow(service.Writers...), d.createIncident)
+	in.POST("/incidents", d.allow(models.Writers...), d.createIncident)
 	in.GET("/incidents/:id", d.incident)
 	in.GET("/incidents/:id/live", d.incidentLive)
-	in.POST("/incidents/:id/context", d.allow(service.Writers...), d.addContext)
-	in.POST("/incidents/:id/resolve", d.allow(service.Writers...), d.resolve)
-	in.POST("/incidents/:id/feedback", d.allow(service.Writers...), d.grade)
+	in.POST("/incidents/:id/context", d.allow(models.Writers...), d.addContext)
+	in.POST("/incidents/:id/resolve", d.allow(models.Writers...), d.resolve)
+	in.POST("/incidents/:id/feedback", d.allow(models.Writers...), d.grade)
 
 	in.GET("/remediations/:id", d.remediation)
 	in.GET("/remediations/:id/live", d.remediationLive)
 	for _, a := range decisions {
-		in.GET("/remediations/:id/"+a.Name, d.allow(service.Managers...), d.confirmDecision(a))
-		in.POST("/remediations/:id/"+a.Name, d.allow(service.Managers...), d.decide(a))
+		in.GET("/remediations/:id/"+a.Name, d.allow(models.Managers...), d.confirmDecision(a))
+		in.POST("/remediations/:id/"+a.Name, d.allow(models.Managers...), d.decide(a))
 	}
 
 	in.GET("/analytics", d.analytics)
