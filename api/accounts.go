@@ -3,15 +3,14 @@ package api
 import (
 	"net/http"
 
+	"github.com/causeway/causeway/identity"
 	"github.com/gin-gonic/gin"
-
-	"github.com/causeway/causeway/service"
 )
 
 const oauthCookie = "causeway_oauth_nonce"
 
 func (h *handlers) signup(c *gin.Context) {
-	var in service.SignupInput
+	var in identity.SignupInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return
@@ -25,7 +24,7 @@ func (h *handlers) signup(c *gin.Context) {
 }
 
 func (h *handlers) login(c *gin.Context) {
-	var in service.LoginInput
+	var in identity.LoginInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return
@@ -55,7 +54,7 @@ func (h *handlers) refresh(c *gin.Context) {
 }
 
 func (h *handlers) resetPassword(c *gin.Context) {
-	var in service.ResetPasswordInput
+	var in identity.ResetPasswordInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return
@@ -110,7 +109,7 @@ func (h *handlers) oauthCallback(c *gin.Context) {
 }
 
 func (h *handlers) createUser(c *gin.Context) {
-	var in service.CreateUserInput
+	var in identity.CreateUserInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return

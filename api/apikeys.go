@@ -6,8 +6,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
 )
 
 // apiKeyJSON is a key as lists show it: never the key or its webhook secret.
@@ -32,7 +32,7 @@ func toAPIKey(k *models.APIKey) apiKeyJSON {
 }
 
 func (h *handlers) createAPIKey(c *gin.Context) {
-	var in service.CreateAPIKeyInput
+	var in identity.CreateAPIKeyInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return

@@ -19,9 +19,9 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/ratelimit"
-	"github.com/causeway/causeway/service"
 )
 
 // MaxBodyBytes is the largest request body accepted (413 above it).
@@ -174,7 +174,7 @@ func caller(c *gin.Context) auth.Principal {
 // requireRole lets the request through only for the given roles.
 func requireRole(roles ...string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if err := service.RequireRole(caller(c), roles...); err != nil {
+		if err := identity.RequireRole(caller(c), roles...); err != nil {
 			fail(c, err)
 			return
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/identity"
 )
 
 // tenantView is the body of GET /v1/tenant.
@@ -75,7 +75,7 @@ func TestPlanQuotasAtTheBoundaryAndMidMonthChange(t *testing.T) {
 	cfg.Plans.Enterprise.EventsPerMonth, cfg.Plans.Enterprise.InvestigationsPerMonth = 9, 0
 	s := startAPI(t, cfg)
 	owner := s.signup(t, "plans@example.com")
-	plans := service.NewPlans(s.app.Store, cfg.PlanQuotas())
+	plans := identity.NewPlans(s.app.Store, cfg.PlanQuotas())
 	ctx := context.Background()
 
 	v := s.tenant(t, owner.AccessToken)

@@ -10,6 +10,7 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/errcode"
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/ratelimit"
@@ -32,12 +33,12 @@ type Deps struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is believed;
 	// nil trusts none.
 	TrustedProxies []string
-	Accounts       *service.Accounts
-	OAuth          *service.OAuth
+	Accounts       *identity.Accounts
+	OAuth          *identity.OAuth
 	Incidents      *service.Incidents
 	Health         *service.Health
 	// APIKeys manages the keys that authenticate webhook deliveries.
-	APIKeys *service.APIKeys
+	APIKeys *identity.APIKeys
 	// Ingest turns webhook deliveries into incidents.
 	Ingest *service.Ingest
 	// Investigations starts passes and serves their results.
@@ -53,9 +54,9 @@ type Deps struct {
 	// DataSources manages the systems the agents query.
 	DataSources *service.DataSources
 	// Plans reports the tenant's plan and usage.
-	Plans *service.Plans
+	Plans *identity.Plans
 	// SSO serves the tenants' single sign-on.
-	SSO *service.SSO
+	SSO *identity.SSO
 	// Changes records deploys and config changes and lists them.
 	Changes *service.Changes
 	// Slack serves the Slack integration and Slack's signed requests.

@@ -3,9 +3,8 @@ package api
 import (
 	"net/http"
 
+	"github.com/causeway/causeway/identity"
 	"github.com/gin-gonic/gin"
-
-	"github.com/causeway/causeway/service"
 )
 
 const ssoCookie = "causeway_sso"
@@ -13,7 +12,7 @@ const ssoCookie = "causeway_sso"
 func ssoPath(tenantID string) string { return "/auth/sso/" + tenantID }
 
 func (h *handlers) putSSO(c *gin.Context) {
-	var in service.SSOInput
+	var in identity.SSOInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return

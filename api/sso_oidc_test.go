@@ -20,7 +20,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/causeway/causeway/auth"
-	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/identity"
 )
 
 // oidcPerson is who the test identity provider signs in next.
@@ -249,7 +249,7 @@ func TestOIDCSingleSignOn(t *testing.T) {
 	cfg.PublicURL = publicSSOBase
 	s := startAPI(t, cfg)
 	ctx := context.Background()
-	plans := service.NewPlans(s.app.Store, cfg.PlanQuotas())
+	plans := identity.NewPlans(s.app.Store, cfg.PlanQuotas())
 	const secretA = "client-secret-of-tenant-a-9d8f7e"
 	idpA := newOIDCIdP(t, "causeway", secretA)
 	owner := s.signup(t, "owner@corp.example")

@@ -24,7 +24,7 @@ import (
 	"github.com/crewjam/saml/samlidp"
 
 	"github.com/causeway/causeway/auth"
-	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/identity"
 )
 
 // samlIdP is crewjam's identity provider in the test process, signing real
@@ -191,7 +191,7 @@ func TestSAMLSingleSignOn(t *testing.T) {
 	cfg.PublicURL = publicSSOBase
 	s := startAPI(t, cfg)
 	ctx := context.Background()
-	plans := service.NewPlans(s.app.Store, cfg.PlanQuotas())
+	plans := identity.NewPlans(s.app.Store, cfg.PlanQuotas())
 	idp := newSAMLIdP(t)
 	idp.addUser(t, "alice", "alice@corp.example", "staff", "sre-leads")
 	idp.addUser(t, "erin", "erin@corp.example", "sre")

@@ -4,25 +4,24 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/causeway/causeway/identity"
 	"github.com/gin-gonic/gin"
-
-	"github.com/causeway/causeway/service"
 )
 
 // tenantJSON is the body of GET /v1/tenant.
 type tenantJSON struct {
-	TenantID    string              `json:"tenantId"`
-	Name        string              `json:"name"`
-	Plan        string              `json:"plan"`
-	Quotas      tenantQuotasJSON    `json:"quotas"`
-	PeriodStart time.Time           `json:"periodStart"`
-	PeriodEnd   time.Time           `json:"periodEnd"`
-	SSO         *service.SSOSummary `json:"sso"`
+	TenantID    string               `json:"tenantId"`
+	Name        string               `json:"name"`
+	Plan        string               `json:"plan"`
+	Quotas      tenantQuotasJSON     `json:"quotas"`
+	PeriodStart time.Time            `json:"periodStart"`
+	PeriodEnd   time.Time            `json:"periodEnd"`
+	SSO         *identity.SSOSummary `json:"sso"`
 }
 
 type tenantQuotasJSON struct {
-	Events         service.QuotaUse `json:"events"`
-	Investigations service.QuotaUse `json:"investigations"`
+	Events         identity.QuotaUse `json:"events"`
+	Investigations identity.QuotaUse `json:"investigations"`
 }
 
 func (h *handlers) getTenant(c *gin.Context) {

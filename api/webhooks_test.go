@@ -33,6 +33,7 @@ import (
 
 	"github.com/causeway/causeway/api"
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/internal/testdb"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
@@ -93,7 +94,7 @@ func newHookEnvTemporal(tb testing.TB, quota int, hostPort string) *hookEnv {
 	}
 	jwtSecret := auth.RandomToken(32)
 	tokens := auth.NewTokens(jwtSecret, "causeway", "causeway-api", time.Hour, models.ValidRole)
-	accounts := service.NewAccounts(e.store, tokens, service.AccountsConfig{
+	accounts := identity.NewAccounts(e.store, tokens, identity.AccountsConfig{
 		RefreshTTL: 24 * time.Hour, SignupEnabled: true, QuotaEvents: quota, QuotaInvestigations: 10,
 	})
 	disp := service.NewDispatcher(e.store, tc, "test-queue", log)
@@ -105,7 +106,7 @@ func newHookEnvTemporal(tb testing.TB, quota int, hostPort string) *hookEnv {
 	shared := ratelimit.NewMemory()
 	e.srv = httptest.NewServer(api.NewRouter(api.Deps{
 		Log: log, Tokens: tokens, Limiter: shared, Accounts: accounts, Incidents: incidents,
-		APIKeys: service.NewAPIKeys(e.store, sealer),
+		APIKeys: identity.NewAPIKeys(e.store, sealer, service.ForgetVerifiedKey),
 		Ingest:  service.NewIngest(e.store, incidents, disp, reg, sealer, e.sns.srv.Client(), shared, log),
 		Changes: service.NewChanges(e.store, auth.NewSigner(jwtSecret, "cursor"), shared, log),
 	}))

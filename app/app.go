@@ -29,6 +29,7 @@ import (
 	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/errcode"
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
@@ -156,7 +157,7 @@ func (a *App) Reconciler() *remediation.Reconciler {
 func (a *App) Router() http.Handler {
 	c := a.Config
 	tokens := auth.NewTokens(c.AuthJWTSecret, c.AuthIssuer, c.AuthAudience, c.AuthTokenTTL, models.ValidRole)
-	accounts := service.NewAccounts(a.Store, tokens, service.AccountsConfig{
+	accounts := identity.NewAccounts(a.Store, tokens, identity.AccountsConfig{
 		RefreshTTL: c.AuthRefreshTTL, SignupEnabled: c.AuthSignupEnabled,
 		QuotaEvents: c.QuotaEventsPerMonth, QuotaInvestigations: c.QuotaInvestigationsPerMonth, Plans: c.PlanQuotas(),
 	})
@@ -172,10 +173,10 @@ func (a *App) Router() http.Handler {
 		WebhookIPRateLimitPerMinute: c.WebhookIPRateLimitPerMinute,
 		TrustedProxies:              c.TrustedProxyList(),
 		Accounts:                    accounts,
-		OAuth:                       service.NewOAuth(accounts, c.OAuth, auth.NewSigner(c.AuthJWTSecret, "oauth-state"), a.PublicURL()),
+		OAuth:                       identity.NewOAuth(accounts, c.OAuth, auth.NewSigner(c.AuthJWTSecret, "oauth-state"), a.PublicURL()),
 		Incidents:                   incidents,
 		Health:                      service.NewHealth(a.Store, a.Limiter, a.Temporal),
-		APIKeys:                     service.NewAPIKeys(a.Store, a.sealer),
+		APIKeys:                     identity.NewAPIKeys(a.Store, a.sealer, service.ForgetVerifiedKey),
 		Investigations:              service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log),
 		Remediations:                remediation.NewService(a.Store, a.Temporal, c.TemporalTaskQueue, a.sqlTargets(), c.EgressAllowPrivate),
 		WebhookEndpoints:            delivery.NewService(a.Store, a.sealer, c.EgressAllowPrivate),
@@ -185,11 +186,11 @@ func (a *App) Router() http.Handler {
 		Ingest:                      service.NewIngest(a.Store, incidents, a.Dispatcher(), registry, a.sealer, egressClient, a.Marks, a.Log),
 		Changes:                     service.NewChanges(a.Store, auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Marks, a.Log),
 	}
-	d.SSO = service.NewSSO(accounts, service.SSOOptions{
+	d.SSO = identity.NewSSO(accounts, identity.SSOOptions{
 		Sealer: a.sealer, Secret: c.AuthJWTSecret, AllowHTTP: c.EgressAllowPrivate, PublicURL: a.PublicURL(),
 		HTTP: egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate, MaxRedirects: -1}),
 	})
-	d.Plans = service.NewPlans(a.Store, c.PlanQuotas()).WithSSO(d.SSO)
+	d.Plans = identity.NewPlans(a.Store, c.PlanQuotas()).WithSSO(d.SSO)
 	d.Slack = a.slackService(d.Remediations, d.Investigations)
 	dash, err := ui.New(ui.Options{
 		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,

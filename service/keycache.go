@@ -19,9 +19,15 @@ const (
 	keyCacheMax = 10000
 )
 
-// verifiedKeys is the process's one cache: APIKeys.Revoke reaches it however the
-// services are wired, and a key hash is unique, so entries never collide.
+// verifiedKeys is the process's one cache: a revoked key reaches it however the
+// services are wired (ForgetVerifiedKey), and a key hash is unique, so entries
+// never collide.
 var verifiedKeys = newKeyCache()
+
+// ForgetVerifiedKey drops a revoked key from this process's cache of verified
+// webhook keys, so it stops authenticating here at once; other processes drop
+// it within keyCacheTTL.
+func ForgetVerifiedKey(keyID string) { verifiedKeys.forget(keyID) }
 
 // keyCache maps the SHA-256 of a plaintext API key to the verified key.
 type keyCache struct {

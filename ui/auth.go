@@ -8,7 +8,7 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
-	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/identity"
 )
 
 // signInForm is what the sign-in and sign-up pages show and keep on failure
@@ -49,7 +49,7 @@ func (d *Dashboard) loginPage(c *gin.Context) {
 
 func (d *Dashboard) login(c *gin.Context) {
 	form := signInForm{Next: safeNext(c.PostForm("next")), Email: c.PostForm("email"), Token: d.preSessionToken(c), Signup: d.o.SignupEnabled}
-	pair, err := d.o.Accounts.Login(c.Request.Context(), service.LoginInput{Email: form.Email, Password: c.PostForm("password")})
+	pair, err := d.o.Accounts.Login(c.Request.Context(), identity.LoginInput{Email: form.Email, Password: c.PostForm("password")})
 	if err != nil {
 		d.formProblem(c, "login", "Sign in", &form, err)
 		return
@@ -68,7 +68,7 @@ func (d *Dashboard) signupPage(c *gin.Context) {
 func (d *Dashboard) signup(c *gin.Context) {
 	form := signInForm{Email: c.PostForm("email"), Name: c.PostForm("name"), TenantName: c.PostForm("tenantName"),
 		Token: d.preSessionToken(c), Next: Prefix + "/incidents"}
-	out, err := d.o.Accounts.Signup(c.Request.Context(), service.SignupInput{
+	out, err := d.o.Accounts.Signup(c.Request.Context(), identity.SignupInput{
 		TenantName: form.TenantName, Email: form.Email, Password: c.PostForm("password"), Name: form.Name,
 	})
 	if err != nil {
@@ -87,7 +87,7 @@ func (d *Dashboard) formProblem(c *gin.Context, page, title string, form *signIn
 
 // startSession stores a fresh token pair with a new CSRF token: a sign-in never
 // inherits the token of an earlier session in the same browser.
-func (d *Dashboard) startSession(c *gin.Context, pair service.TokenPair, next string) {
+func (d *Dashboard) startSession(c *gin.Context, pair identity.TokenPair, next string) {
 	d.writeSession(c, newSession(pair, auth.RandomToken(32), time.Now()))
 	d.setCookie(c, preCookie, "", -1)
 	c.Redirect(http.StatusSeeOther, next)

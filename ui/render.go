@@ -22,8 +22,8 @@ import (
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/api"
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
 )
 
 //go:embed templates/*.html
@@ -148,8 +148,8 @@ type permissions struct {
 
 func permissionsOf(p auth.Principal) permissions {
 	return permissions{
-		Write:  service.RequireRole(p, models.Writers...) == nil,
-		Manage: service.RequireRole(p, models.Managers...) == nil,
+		Write:  identity.RequireRole(p, models.Writers...) == nil,
+		Manage: identity.RequireRole(p, models.Managers...) == nil,
 		Owner:  p.HasAnyRole("owner"),
 	}
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
-	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/identity"
 )
 
 // Where the tokens live (see docs/dashboard.md): the browser holds the API's
@@ -57,7 +57,7 @@ type session struct {
 	Expires int64  `json:"e"` // unix seconds when Access expires
 }
 
-func newSession(pair service.TokenPair, csrf string, now time.Time) *session {
+func newSession(pair identity.TokenPair, csrf string, now time.Time) *session {
 	return &session{CSRF: csrf, Access: pair.AccessToken, Refresh: pair.RefreshToken,
 		Expires: now.Add(time.Duration(pair.ExpiresIn) * time.Second).Unix()}
 }
@@ -239,7 +239,7 @@ func isFragment(c *gin.Context) bool { return c.GetHeader("X-Requested-With") ==
 // process one rotation per token runs, and for a short while after it the
 // requests that still carry the old cookie get the same new pair.
 type refresher struct {
-	accounts *service.Accounts
+	accounts *identity.Accounts
 	mu       sync.Mutex
 	calls    map[string]*refreshCall
 	now      func() time.Time
@@ -247,7 +247,7 @@ type refresher struct {
 
 type refreshCall struct {
 	done chan struct{}
-	pair service.TokenPair
+	pair identity.TokenPair
 	err  error
 	at   time.Time
 }
@@ -256,7 +256,7 @@ type refreshCall struct {
 // requests: longer than a request takes to return its Set-Cookie.
 const refreshGrace = 30 * time.Second
 
-func newRefresher(a *service.Accounts) *refresher {
+func newRefresher(a *identity.Accounts) *refresher {
 	return &refresher{accounts: a, calls: map[string]*refreshCall{}, now: time.Now}
 }
 
@@ -280,7 +280,7 @@ func (r *refresher) forget(token string) {
 	delete(r.calls, auth.SHA256Hex(token))
 }
 
-func (r *refresher) refresh(ctx context.Context, token string) (service.TokenPair, error) {
+func (r *refresher) refresh(ctx context.Context, token string) (identity.TokenPair, error) {
 	key := auth.SHA256Hex(token)
 	r.mu.Lock()
 	now := r.now()
@@ -312,6 +312,6 @@ func (r *refresher) refresh(ctx context.Context, token string) (service.TokenPai
 	case <-call.done:
 		return call.pair, call.err
 	case <-ctx.Done():
-		return service.TokenPair{}, errors.Join(errcode.New(errcode.Unavailable, "signing in again took too long"), ctx.Err())
+		return identity.TokenPair{}, errors.Join(errcode.New(errcode.Unavailable, "signing in again took too long"), ctx.Err())
 	}
 }

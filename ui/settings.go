@@ -5,8 +5,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
 )
 
 // settingsSection is one page of Settings. Each section is one entry here plus
@@ -57,7 +57,7 @@ func (d *Dashboard) settingsHome(c *gin.Context) {
 func visibleSections(c *gin.Context) []settingsSection {
 	var out []settingsSection
 	for _, s := range settingsSections() {
-		if service.RequireRole(principal(c), s.Roles...) == nil {
+		if identity.RequireRole(principal(c), s.Roles...) == nil {
 			out = append(out, s)
 		}
 	}

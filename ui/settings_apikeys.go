@@ -6,15 +6,15 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
 )
 
 // apiKeysView is the API keys section. Created holds a new key's plaintexts on
 // the one response that shows them; they are never stored or shown again.
 type apiKeysView struct {
 	Keys       []models.APIKey
-	Created    *service.CreatedAPIKey
+	Created    *identity.CreatedAPIKey
 	Name       string
 	WebhookURL string
 }
@@ -55,7 +55,7 @@ func (d *Dashboard) baseURL(c *gin.Context) string {
 
 func (d *Dashboard) createAPIKey(c *gin.Context) {
 	name := c.PostForm("name")
-	k, err := d.o.APIKeys.Create(c.Request.Context(), principal(c), service.CreateAPIKeyInput{Name: name, WebhookSecret: c.PostForm("webhookSecret")})
+	k, err := d.o.APIKeys.Create(c.Request.Context(), principal(c), identity.CreateAPIKeyInput{Name: name, WebhookSecret: c.PostForm("webhookSecret")})
 	if err != nil {
 		prob := problemOf(c, err)
 		d.showAPIKeys(c, prob.Status, apiKeysView{Name: name}, prob)

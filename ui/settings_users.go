@@ -6,8 +6,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
 )
 
 // usersView is the users and roles section: who belongs to the tenant, what
@@ -15,7 +15,7 @@ import (
 type usersView struct {
 	Users []models.User
 	Roles []roleRow
-	Form  service.CreateUserInput
+	Form  identity.CreateUserInput
 }
 
 // roleRow is one line of the roles table, drawn from the service's role sets so
@@ -32,10 +32,10 @@ func userRoutes(d *Dashboard, g *gin.RouterGroup) {
 }
 
 func (d *Dashboard) users(c *gin.Context) {
-	d.showUsers(c, http.StatusOK, service.CreateUserInput{Role: models.RoleViewer}, nil)
+	d.showUsers(c, http.StatusOK, identity.CreateUserInput{Role: models.RoleViewer}, nil)
 }
 
-func (d *Dashboard) showUsers(c *gin.Context, status int, form service.CreateUserInput, prob *problem) {
+func (d *Dashboard) showUsers(c *gin.Context, status int, form identity.CreateUserInput, prob *problem) {
 	users, err := d.o.Accounts.ListUsers(c.Request.Context(), principal(c))
 	if err != nil {
 		d.fail(c, err)
@@ -50,15 +50,15 @@ func roleTable() []roleRow {
 	for _, r := range models.AnyRole {
 		p := auth.Principal{Roles: []string{r}}
 		out = append(out, roleRow{Role: r, Read: true,
-			Write:        service.RequireRole(p, models.Writers...) == nil,
-			Manage:       service.RequireRole(p, models.Managers...) == nil,
+			Write:        identity.RequireRole(p, models.Writers...) == nil,
+			Manage:       identity.RequireRole(p, models.Managers...) == nil,
 			CreateOwners: r == models.RoleOwner})
 	}
 	return out
 }
 
 func (d *Dashboard) createUser(c *gin.Context) {
-	in := service.CreateUserInput{Email: c.PostForm("email"), Password: c.PostForm("password"), Name: c.PostForm("name"), Role: c.PostForm("role")}
+	in := identity.CreateUserInput{Email: c.PostForm("email"), Password: c.PostForm("password"), Name: c.PostForm("name"), Role: c.PostForm("role")}
 	if _, err := d.o.Accounts.CreateUser(c.Request.Context(), principal(c), in); err != nil {
 		prob := problemOf(c, err)
 		d.showUsers(c, prob.Status, in, prob)

@@ -21,6 +21,7 @@ import (
 	"github.com/causeway/causeway/api"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/delivery"
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
@@ -38,11 +39,11 @@ type Options struct {
 	Tokens *auth.Tokens
 	// Sealer encrypts the session cookie.
 	Sealer           *auth.Sealer
-	Accounts         *service.Accounts
+	Accounts         *identity.Accounts
 	Incidents        *service.Incidents
 	Investigations   *service.Investigations
 	Remediations     *remediation.Service
-	APIKeys          *service.APIKeys
+	APIKeys          *identity.APIKeys
 	WebhookEndpoints *delivery.Service
 	DataSources      *service.DataSources
 	Changes          *service.Changes
@@ -139,7 +140,7 @@ func (d *Dashboard) Register(r *gin.Engine, h api.DashboardHooks) {
 // sets), answering anyone else with the API's forbidden error.
 func (d *Dashboard) allow(roles ...string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if err := service.RequireRole(principal(c), roles...); err != nil {
+		if err := identity.RequireRole(principal(c), roles...); err != nil {
 			d.fail(c, err)
 			return
 		}

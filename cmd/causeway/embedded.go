@@ -8,7 +8,7 @@ import (
 	"github.com/causeway/causeway/app"
 	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/devstack"
-	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/identity"
 )
 
 // embedded is everything in one process: an embedded Temporal server (unless the
@@ -44,7 +44,7 @@ func startEmbedded(ctx context.Context, cfg *config.Config, log *slog.Logger, st
 	if err = e.app.Store.Migrate(ctx); err != nil {
 		return nil, err
 	}
-	if _, err = service.NewPlans(e.app.Store, cfg.PlanQuotas()).Apply(ctx); err != nil {
+	if _, err = identity.NewPlans(e.app.Store, cfg.PlanQuotas()).Apply(ctx); err != nil {
 		return nil, err
 	}
 	stop, err := e.app.StartWorker()

@@ -19,8 +19,8 @@ import (
 	"github.com/causeway/causeway/app"
 	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/devstack"
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
 	"github.com/causeway/causeway/workflows"
 )
 
@@ -80,7 +80,7 @@ func migrate(ctx context.Context, cfgPath string) error {
 	log := app.NewLogger(cfg.LogLevel)
 	log.Info("database schema is up to date", slog.String("database", store.Dialect()))
 	// A release may change a plan's quotas: give them to the tenants on it.
-	n, err := service.NewPlans(store, cfg.PlanQuotas()).Apply(ctx)
+	n, err := identity.NewPlans(store, cfg.PlanQuotas()).Apply(ctx)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/service"
 )
 
 const tenantUsage = `usage: causeway [--config FILE] tenant SUBCOMMAND
@@ -67,9 +67,9 @@ func tenantCreate(ctx context.Context, cfgPath string, args []string, out io.Wri
 	}
 	defer store.Close()
 	// Only the account operations are used: no tokens are issued here.
-	accounts := service.NewAccounts(store, auth.NewTokens(cfg.AuthJWTSecret, cfg.AuthIssuer, cfg.AuthAudience, cfg.AuthTokenTTL, models.ValidRole),
-		service.AccountsConfig{RefreshTTL: cfg.AuthRefreshTTL, QuotaEvents: cfg.QuotaEventsPerMonth, QuotaInvestigations: cfg.QuotaInvestigationsPerMonth, Plans: cfg.PlanQuotas()})
-	t, err := accounts.CreateTenant(ctx, service.CreateTenantInput{Name: *name, OwnerEmail: *email, OwnerName: *ownerName, Plan: *plan})
+	accounts := identity.NewAccounts(store, auth.NewTokens(cfg.AuthJWTSecret, cfg.AuthIssuer, cfg.AuthAudience, cfg.AuthTokenTTL, models.ValidRole),
+		identity.AccountsConfig{RefreshTTL: cfg.AuthRefreshTTL, QuotaEvents: cfg.QuotaEventsPerMonth, QuotaInvestigations: cfg.QuotaInvestigationsPerMonth, Plans: cfg.PlanQuotas()})
+	t, err := accounts.CreateTenant(ctx, identity.CreateTenantInput{Name: *name, OwnerEmail: *email, OwnerName: *ownerName, Plan: *plan})
 	if err != nil {
 		if e, ok := errcode.As(err); ok {
 			return fmt.Errorf("tenant create: %s", e.Message)
@@ -114,7 +114,7 @@ func tenantPlan(ctx context.Context, cfgPath string, args []string, out io.Write
 		return err
 	}
 	defer store.Close()
-	t, err := service.NewPlans(store, cfg.PlanQuotas()).Change(ctx, args[0], args[1])
+	t, err := identity.NewPlans(store, cfg.PlanQuotas()).Change(ctx, args[0], args[1])
 	if err != nil {
 		if e, ok := errcode.As(err); ok {
 			return fmt.Errorf("tenant plan: %s", e.Message)

@@ -1,4 +1,4 @@
-package service
+package identity
 
 import (
 	"context"
@@ -28,14 +28,17 @@ const (
 // APIKeys serves the API key endpoints. Plaintext keys and secrets exist only in
 // the creation response; they are never logged.
 type APIKeys struct {
-	store  *models.Store
-	sealer *auth.Sealer
-	now    func() time.Time
+	store   *models.Store
+	sealer  *auth.Sealer
+	revoked func(keyID string)
+	now     func() time.Time
 }
 
-// NewAPIKeys wires the API key service; sealer encrypts webhook secrets at rest.
-func NewAPIKeys(store *models.Store, sealer *auth.Sealer) *APIKeys {
-	return &APIKeys{store: store, sealer: sealer, now: time.Now}
+// NewAPIKeys wires the API key service; sealer encrypts webhook secrets at
+// rest, and revoked is told of every revoked key so the process's cache of
+// verified keys (the webhook ingest's) drops it at once.
+func NewAPIKeys(store *models.Store, sealer *auth.Sealer, revoked func(keyID string)) *APIKeys {
+	return &APIKeys{store: store, sealer: sealer, revoked: revoked, now: time.Now}
 }
 
 // CreateAPIKeyInput is the body of POST /v1/api-keys.
@@ -101,6 +104,6 @@ func (s *APIKeys) Revoke(ctx context.Context, p auth.Principal, id string) (*mod
 	if err != nil {
 		return nil, errcode.Down("the database", err)
 	}
-	verifiedKeys.forget(k.ID)
+	s.revoked(k.ID)
 	return k, nil
 }
