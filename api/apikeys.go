@@ -7,7 +7,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/causeway/causeway/identity"
-	"github.com/causeway/causeway/models"
 )
 
 // apiKeyJSON is a key as lists show it: never the key or its webhook secret.
@@ -27,7 +26,7 @@ type createdAPIKeyJSON struct {
 	WebhookSecret string `json:"webhookSecret"`
 }
 
-func toAPIKey(k *models.APIKey) apiKeyJSON {
+func toAPIKey(k *identity.APIKey) apiKeyJSON {
 	return apiKeyJSON{KeyID: k.ID, Name: k.Name, Prefix: k.Prefix, Status: k.Status, CreatedAt: k.CreatedAt.UTC()}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
 )
@@ -117,10 +118,10 @@ func TestUnknownWebhookKeysAreCachedAcrossReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	row := models.APIKey{ID: models.NewID("key"), TenantID: owner.TenantID, Name: "late", Prefix: auth.KeyDisplayPrefix(plain),
-		KeyHash: auth.SHA256Hex(plain), Status: models.APIKeyActive, CreatedAt: time.Now().UTC()}
+	row := identity.APIKey{ID: models.NewID("key"), TenantID: owner.TenantID, Name: "late", Prefix: auth.KeyDisplayPrefix(plain),
+		KeyHash: auth.SHA256Hex(plain), Status: identity.APIKeyActive, CreatedAt: time.Now().UTC()}
 	row.SecretEnc = sealer.Encrypt([]byte(k.secret), []byte(row.ID))
-	if err := a.app.Store.CreateAPIKey(context.Background(), &row); err != nil {
+	if err := identity.NewStore(a.app.Store.DB()).CreateAPIKey(context.Background(), &row); err != nil {
 		t.Fatal(err)
 	}
 	if st := b.deliver(t, k, alert("x"), "", ""); st != http.StatusUnauthorized {

@@ -574,7 +574,7 @@ func TestAPIKeys(t *testing.T) {
 		}
 	}
 	// Secrets are encrypted at rest, keys hashed.
-	var row models.APIKey
+	var row identity.APIKey
 	if err := e.store.DB().Raw("SELECT * FROM api_keys WHERE id = ?", tn.KeyID).Scan(&row).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 // Accounts serves sign-up, login, token refresh and user management.
 type Accounts struct {
 	store      *models.Store
+	own        *Store
 	tokens     *auth.Tokens
 	refreshTTL time.Duration
 	signup     bool
@@ -39,7 +40,7 @@ type AccountsConfig struct {
 // NewAccounts wires the accounts service.
 func NewAccounts(store *models.Store, tokens *auth.Tokens, c AccountsConfig) *Accounts {
 	return &Accounts{
-		store: store, tokens: tokens, refreshTTL: c.RefreshTTL, signup: c.SignupEnabled,
+		store: store, own: NewStore(store.DB()), tokens: tokens, refreshTTL: c.RefreshTTL, signup: c.SignupEnabled,
 		quotas: models.Tenant{Plan: models.PlanFree, QuotaEvents: c.QuotaEvents, QuotaInvestigations: c.QuotaInvestigations},
 		plans:  c.Plans,
 		now:    time.Now,
@@ -199,7 +200,7 @@ func (a *Accounts) ResetPassword(ctx context.Context, in ResetPasswordInput) (To
 // identity provider. Enforcement holds while the tenant is on enterprise.
 // It is checked after the credentials, so it reveals nothing to a guesser.
 func (a *Accounts) issueOutsideSSO(ctx context.Context, u *models.User) (TokenPair, error) {
-	c, err := a.store.SSOConnection(ctx, u.TenantID)
+	c, err := a.own.SSOConnection(ctx, u.TenantID)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		return a.issue(ctx, u)

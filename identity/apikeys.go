@@ -29,6 +29,7 @@ const (
 // the creation response; they are never logged.
 type APIKeys struct {
 	store   *models.Store
+	own     *Store
 	sealer  *auth.Sealer
 	revoked func(keyID string)
 	now     func() time.Time
@@ -38,7 +39,7 @@ type APIKeys struct {
 // rest, and revoked is told of every revoked key so the process's cache of
 // verified keys (the webhook ingest's) drops it at once.
 func NewAPIKeys(store *models.Store, sealer *auth.Sealer, revoked func(keyID string)) *APIKeys {
-	return &APIKeys{store: store, sealer: sealer, revoked: revoked, now: time.Now}
+	return &APIKeys{store: store, own: NewStore(store.DB()), sealer: sealer, revoked: revoked, now: time.Now}
 }
 
 // CreateAPIKeyInput is the body of POST /v1/api-keys.
@@ -49,7 +50,7 @@ type CreateAPIKeyInput struct {
 
 // CreatedAPIKey is a new key with the plaintexts the caller must copy now.
 type CreatedAPIKey struct {
-	Key           models.APIKey
+	Key           APIKey
 	Plaintext     string
 	WebhookSecret string
 }
@@ -70,13 +71,13 @@ func (s *APIKeys) Create(ctx context.Context, p auth.Principal, in CreateAPIKeyI
 		secret = auth.NewWebhookSecret()
 	}
 	plain := auth.NewAPIKey()
-	k := models.APIKey{
+	k := APIKey{
 		ID: models.NewID("key"), TenantID: p.TenantID, Name: name, Prefix: auth.KeyDisplayPrefix(plain),
-		KeyHash: auth.SHA256Hex(plain), Status: models.APIKeyActive, CreatedAt: s.now().UTC(),
+		KeyHash: auth.SHA256Hex(plain), Status: APIKeyActive, CreatedAt: s.now().UTC(),
 	}
 	k.SecretEnc = s.sealer.Encrypt([]byte(secret), []byte(k.ID))
-	if err := s.store.CreateAPIKeyWithin(ctx, &k, MaxAPIKeysPerTenant); err != nil {
-		if errors.Is(err, models.ErrTooManyKeys) {
+	if err := s.own.CreateAPIKeyWithin(ctx, &k, MaxAPIKeysPerTenant); err != nil {
+		if errors.Is(err, ErrTooManyKeys) {
 			return nil, errcode.Invalid("a tenant may hold at most %d active API keys; revoke one it no longer uses first", MaxAPIKeysPerTenant)
 		}
 		return nil, errcode.Down("the database", err)
@@ -85,8 +86,8 @@ func (s *APIKeys) Create(ctx context.Context, p auth.Principal, in CreateAPIKeyI
 }
 
 // List returns the tenant's keys without any secret material.
-func (s *APIKeys) List(ctx context.Context, p auth.Principal) ([]models.APIKey, error) {
-	keys, err := s.store.ListAPIKeys(ctx, p.TenantID)
+func (s *APIKeys) List(ctx context.Context, p auth.Principal) ([]APIKey, error) {
+	keys, err := s.own.ListAPIKeys(ctx, p.TenantID)
 	if err != nil {
 		return nil, errcode.Down("the database", err)
 	}
@@ -96,8 +97,8 @@ func (s *APIKeys) List(ctx context.Context, p auth.Principal) ([]models.APIKey, 
 // Revoke stops a key from authenticating webhooks: at once in this process, and
 // within keyCacheTTL in other API processes that verified it recently. Revoking
 // twice is not an error; another tenant's key is reported missing.
-func (s *APIKeys) Revoke(ctx context.Context, p auth.Principal, id string) (*models.APIKey, error) {
-	k, err := s.store.RevokeAPIKey(ctx, p.TenantID, id, s.now().UTC())
+func (s *APIKeys) Revoke(ctx context.Context, p auth.Principal, id string) (*APIKey, error) {
+	k, err := s.own.RevokeAPIKey(ctx, p.TenantID, id, s.now().UTC())
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, errcode.New(errcode.NotFound, "no API key with id %q", id)
 	}

@@ -22,6 +22,7 @@ import (
 // the role the provider's claims map to, never owner.
 type SSO struct {
 	store    *models.Store
+	own      *Store
 	accounts *Accounts
 	sealer   *auth.Sealer
 	state    *auth.Signer
@@ -52,7 +53,7 @@ type SSOOptions struct {
 // NewSSO wires the single sign-on service.
 func NewSSO(accounts *Accounts, o SSOOptions) *SSO {
 	return &SSO{
-		store: accounts.store, accounts: accounts, sealer: o.Sealer,
+		store: accounts.store, own: accounts.own, accounts: accounts, sealer: o.Sealer,
 		state: auth.NewSigner(o.Secret, "sso-state"), browser: auth.NewSigner(o.Secret, "sso-browser"),
 		relay: auth.NewSigner(o.Secret, "sso-saml-relay"),
 		http:  o.HTTP, allowHTTP: o.AllowHTTP, base: strings.TrimRight(o.PublicURL, "/"), now: time.Now,
@@ -128,15 +129,15 @@ func (s *SSO) Configure(ctx context.Context, who auth.Principal, in SSOInput) (S
 	if err := s.requireEnterprise(ctx, who.TenantID); err != nil {
 		return SSOView{}, err
 	}
-	c := &models.SSOConnection{TenantID: who.TenantID, Type: in.Type, ConfiguredBy: who.UserID, Enforce: in.Enforce}
+	c := &SSOConnection{TenantID: who.TenantID, Type: in.Type, ConfiguredBy: who.UserID, Enforce: in.Enforce}
 	if err := validRoles(c, in); err != nil {
 		return SSOView{}, err
 	}
 	var err error
 	switch in.Type {
-	case models.SSOTypeOIDC:
+	case SSOTypeOIDC:
 		err = s.configureOIDC(ctx, c, in)
-	case models.SSOTypeSAML:
+	case SSOTypeSAML:
 		err = s.configureSAML(ctx, c, in)
 	default:
 		err = errcode.Invalid("type must be saml or oidc")
@@ -146,13 +147,13 @@ func (s *SSO) Configure(ctx context.Context, who auth.Principal, in SSOInput) (S
 	}
 	now := s.now().UTC()
 	c.CreatedAt, c.UpdatedAt = now, now
-	if err := s.store.SaveSSOConnection(ctx, c); err != nil {
+	if err := s.own.SaveSSOConnection(ctx, c); err != nil {
 		return SSOView{}, errcode.Down("the database", err)
 	}
 	return s.view(c), nil
 }
 
-func validRoles(c *models.SSOConnection, in SSOInput) error {
+func validRoles(c *SSOConnection, in SSOInput) error {
 	if !ssoRole(in.DefaultRole) {
 		return errcode.Invalid("defaultRole must be one of admin, operator, viewer (a provider never grants owner)")
 	}
@@ -168,7 +169,7 @@ func validRoles(c *models.SSOConnection, in SSOInput) error {
 		}
 	}
 	attr := in.RoleClaim
-	if in.Type == models.SSOTypeSAML {
+	if in.Type == SSOTypeSAML {
 		attr = in.RoleAttribute
 	}
 	if utf8.RuneCountInString(attr) > 200 {
@@ -192,7 +193,7 @@ func (s *SSO) checkURL(field, raw string) (*url.URL, error) {
 
 // Get reads the caller's tenant's connection.
 func (s *SSO) Get(ctx context.Context, who auth.Principal) (SSOView, error) {
-	c, err := s.store.SSOConnection(ctx, who.TenantID)
+	c, err := s.own.SSOConnection(ctx, who.TenantID)
 	if errors.Is(err, models.ErrNotFound) {
 		return SSOView{}, errcode.New(errcode.NotFound, "no single sign-on is configured for this tenant")
 	}
@@ -205,7 +206,7 @@ func (s *SSO) Get(ctx context.Context, who auth.Principal) (SSOView, error) {
 // Delete removes the caller's tenant's connection. It works on any plan, so a
 // tenant that left enterprise can still clean up.
 func (s *SSO) Delete(ctx context.Context, who auth.Principal) error {
-	err := s.store.DeleteSSOConnection(ctx, who.TenantID)
+	err := s.own.DeleteSSOConnection(ctx, who.TenantID)
 	if errors.Is(err, models.ErrNotFound) {
 		return errcode.New(errcode.NotFound, "no single sign-on is configured for this tenant")
 	}
@@ -219,16 +220,16 @@ func (s *SSO) url(tenantID, leaf string) string {
 	return s.base + "/auth/sso/" + tenantID + "/" + leaf
 }
 
-func (s *SSO) view(c *models.SSOConnection) SSOView {
+func (s *SSO) view(c *SSOConnection) SSOView {
 	v := SSOView{Type: c.Type, RoleMapping: c.RoleMapping, DefaultRole: c.DefaultRole, Enforce: c.Enforce,
 		LoginURL: s.url(c.TenantID, "login"), UpdatedAt: c.UpdatedAt}
 	if v.RoleMapping == nil {
 		v.RoleMapping = map[string]string{}
 	}
 	switch c.Type {
-	case models.SSOTypeOIDC:
+	case SSOTypeOIDC:
 		v.Issuer, v.ClientID, v.ClientSecretSet, v.RedirectURL, v.RoleClaim = c.Issuer, c.ClientID, c.ClientSecretEnc != "", s.url(c.TenantID, "callback"), c.RoleAttribute
-	case models.SSOTypeSAML:
+	case SSOTypeSAML:
 		v.IDPMetadataURL, v.IDPEntityID, v.RoleAttribute = c.IDPMetadataURL, s.samlIDPEntityID(c), c.RoleAttribute
 		v.SPEntityID, v.ACSURL, v.MetadataURL = s.url(c.TenantID, "metadata"), s.url(c.TenantID, "acs"), s.url(c.TenantID, "metadata")
 	}
@@ -238,7 +239,7 @@ func (s *SSO) view(c *models.SSOConnection) SSOView {
 // Summary says whether and how the tenant signs in through SSO, for GET
 // /v1/tenant; nil when it has no connection.
 func (s *SSO) Summary(ctx context.Context, tenantID string) (*SSOSummary, error) {
-	c, err := s.store.SSOConnection(ctx, tenantID)
+	c, err := s.own.SSOConnection(ctx, tenantID)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, nil
 	}
@@ -250,8 +251,8 @@ func (s *SSO) Summary(ctx context.Context, tenantID string) (*SSOSummary, error)
 
 // connection loads the connection a public flow acts on, refusing a tenant
 // with none and a tenant no longer on enterprise.
-func (s *SSO) connection(ctx context.Context, tenantID string) (*models.SSOConnection, error) {
-	c, err := s.store.SSOConnection(ctx, tenantID)
+func (s *SSO) connection(ctx context.Context, tenantID string) (*SSOConnection, error) {
+	c, err := s.own.SSOConnection(ctx, tenantID)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, errcode.New(errcode.NotFound, "no single sign-on is configured for this tenant")
 	}
@@ -277,7 +278,7 @@ func (s *SSO) Login(ctx context.Context, tenantID string) (LoginRedirect, error)
 	if err != nil {
 		return LoginRedirect{}, err
 	}
-	if c.Type == models.SSOTypeSAML {
+	if c.Type == SSOTypeSAML {
 		return s.samlLogin(c)
 	}
 	return s.oidcLogin(ctx, c)
@@ -285,7 +286,7 @@ func (s *SSO) Login(ctx context.Context, tenantID string) (LoginRedirect, error)
 
 // mapRole picks the strongest role any of the provider's values maps to, or
 // the default role.
-func mapRole(c *models.SSOConnection, values []string) string {
+func mapRole(c *SSOConnection, values []string) string {
 	granted := map[string]bool{}
 	for _, v := range values {
 		if r, ok := c.RoleMapping[v]; ok && ssoRole(r) {
@@ -302,7 +303,7 @@ func mapRole(c *models.SSOConnection, values []string) string {
 
 // signIn finds or creates the provider's subject's user in the tenant and
 // issues the token pair login returns.
-func (s *SSO) signIn(ctx context.Context, c *models.SSOConnection, subject, email, name string, roleValues []string) (TokenPair, error) {
+func (s *SSO) signIn(ctx context.Context, c *SSOConnection, subject, email, name string, roleValues []string) (TokenPair, error) {
 	email, err := validEmail(email)
 	if err != nil {
 		return TokenPair{}, errcode.New(errcode.Unauthorized, "the identity provider sent no valid e-mail address for this person")
@@ -311,12 +312,12 @@ func (s *SSO) signIn(ctx context.Context, c *models.SSOConnection, subject, emai
 	if name == "" || utf8.RuneCountInString(name) > 200 {
 		name, _, _ = strings.Cut(email, "@")
 	}
-	u, err := s.store.SignInSSOUser(ctx, models.SSOUser{TenantID: c.TenantID, Subject: subject, Email: email, Name: name,
+	u, err := s.own.SignInSSOUser(ctx, SSOUser{TenantID: c.TenantID, Subject: subject, Email: email, Name: name,
 		Role: mapRole(c, roleValues)}, s.now().UTC(), func() string { return models.NewID("usr") })
 	switch {
 	case errors.Is(err, models.ErrConflict):
 		return TokenPair{}, errcode.New(errcode.EmailTaken, "an account with this e-mail belongs to another tenant")
-	case errors.Is(err, models.ErrOwnerAccount):
+	case errors.Is(err, ErrOwnerAccount):
 		return TokenPair{}, errcode.New(errcode.Unauthorized, "this e-mail belongs to an owner of the tenant; owners sign in with their password")
 	case err != nil:
 		return TokenPair{}, errcode.Down("the database", err)
@@ -326,7 +327,7 @@ func (s *SSO) signIn(ctx context.Context, c *models.SSOConnection, subject, emai
 
 // consume spends a single-use artefact; a second use is a replay.
 func (s *SSO) consume(ctx context.Context, key string, expires time.Time) error {
-	err := s.store.ConsumeSSOArtefact(ctx, key, expires, s.now().UTC())
+	err := s.own.ConsumeSSOArtefact(ctx, key, expires, s.now().UTC())
 	if errors.Is(err, models.ErrConflict) {
 		return errcode.New(errcode.Unauthorized, "this sign-in response was already used; start again")
 	}

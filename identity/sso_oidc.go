@@ -11,7 +11,6 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
-	"github.com/causeway/causeway/models"
 )
 
 // ssoFlowTTL bounds how long a started sign-in may take at the provider.
@@ -38,7 +37,7 @@ func (s *SSO) oidcContext(ctx context.Context) context.Context {
 	return context.WithValue(ctx, oauth2.HTTPClient, s.http)
 }
 
-func (s *SSO) configureOIDC(ctx context.Context, c *models.SSOConnection, in SSOInput) error {
+func (s *SSO) configureOIDC(ctx context.Context, c *SSOConnection, in SSOInput) error {
 	if _, err := s.checkURL("issuer", in.Issuer); err != nil {
 		return err
 	}
@@ -59,7 +58,7 @@ func (s *SSO) configureOIDC(ctx context.Context, c *models.SSOConnection, in SSO
 func oidcSecretAAD(tenantID string) []byte { return []byte("sso-oidc-secret/" + tenantID) }
 
 // oauthConfig discovers the provider and builds the client registration.
-func (s *SSO) oauthConfig(ctx context.Context, c *models.SSOConnection) (*oidc.Provider, *oauth2.Config, error) {
+func (s *SSO) oauthConfig(ctx context.Context, c *SSOConnection) (*oidc.Provider, *oauth2.Config, error) {
 	p, err := oidc.NewProvider(s.oidcContext(ctx), c.Issuer)
 	if err != nil {
 		return nil, nil, errcode.Down("the identity provider", err)
@@ -74,7 +73,7 @@ func (s *SSO) oauthConfig(ctx context.Context, c *models.SSOConnection) (*oidc.P
 	}, nil
 }
 
-func (s *SSO) oidcLogin(ctx context.Context, c *models.SSOConnection) (LoginRedirect, error) {
+func (s *SSO) oidcLogin(ctx context.Context, c *SSOConnection) (LoginRedirect, error) {
 	_, cfg, err := s.oauthConfig(ctx, c)
 	if err != nil {
 		return LoginRedirect{}, err
@@ -106,7 +105,7 @@ func (s *SSO) OIDCCallback(ctx context.Context, tenantID, code, state, cookie st
 	if err != nil {
 		return TokenPair{}, err
 	}
-	if c.Type != models.SSOTypeOIDC {
+	if c.Type != SSOTypeOIDC {
 		return TokenPair{}, errcode.New(errcode.Unauthorized, "this tenant does not sign in with OpenID Connect")
 	}
 	if code == "" {

@@ -21,7 +21,6 @@ import (
 	"github.com/crewjam/saml/samlsp"
 
 	"github.com/causeway/causeway/errcode"
-	"github.com/causeway/causeway/models"
 )
 
 // maxMetadataBytes bounds identity provider metadata, given or fetched.
@@ -41,7 +40,7 @@ func spKeyAAD(tenantID string) []byte { return []byte("sso-saml-sp-key/" + tenan
 // egress guard, or given inline), insists on a signing certificate and a
 // redirect-binding sign-on endpoint, and makes the tenant's service provider
 // key and certificate.
-func (s *SSO) configureSAML(ctx context.Context, c *models.SSOConnection, in SSOInput) error {
+func (s *SSO) configureSAML(ctx context.Context, c *SSOConnection, in SSOInput) error {
 	raw, field := []byte(in.IDPMetadataXML), "idpMetadataXml"
 	switch {
 	case in.IDPMetadataURL != "" && in.IDPMetadataXML != "":
@@ -150,7 +149,7 @@ func newSPKey(tenantID string, now time.Time) ([]byte, string, error) {
 
 // serviceProvider builds the tenant's SAML service provider. Its entity id is
 // its metadata URL and every assertion must name it as audience.
-func (s *SSO) serviceProvider(c *models.SSOConnection) (*saml.ServiceProvider, error) {
+func (s *SSO) serviceProvider(c *SSOConnection) (*saml.ServiceProvider, error) {
 	ed, err := idpDescriptor([]byte(c.IDPMetadataXML))
 	if err != nil {
 		return nil, err
@@ -194,7 +193,7 @@ func (s *SSO) serviceProvider(c *models.SSOConnection) (*saml.ServiceProvider, e
 	return sp, nil
 }
 
-func (s *SSO) samlIDPEntityID(c *models.SSOConnection) string {
+func (s *SSO) samlIDPEntityID(c *SSOConnection) string {
 	if ed, err := idpDescriptor([]byte(c.IDPMetadataXML)); err == nil {
 		return ed.EntityID
 	}
@@ -208,7 +207,7 @@ func (s *SSO) SAMLMetadata(ctx context.Context, tenantID string) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	if c.Type != models.SSOTypeSAML {
+	if c.Type != SSOTypeSAML {
 		return nil, errcode.New(errcode.NotFound, "this tenant does not sign in with SAML")
 	}
 	sp, err := s.serviceProvider(c)
@@ -218,7 +217,7 @@ func (s *SSO) SAMLMetadata(ctx context.Context, tenantID string) ([]byte, error)
 	return xml.MarshalIndent(sp.Metadata(), "", "  ")
 }
 
-func (s *SSO) samlLogin(c *models.SSOConnection) (LoginRedirect, error) {
+func (s *SSO) samlLogin(c *SSOConnection) (LoginRedirect, error) {
 	sp, err := s.serviceProvider(c)
 	if err != nil {
 		return LoginRedirect{}, err
@@ -253,7 +252,7 @@ func (s *SSO) SAMLACS(ctx context.Context, tenantID, samlResponse, relayState st
 	if err != nil {
 		return TokenPair{}, err
 	}
-	if c.Type != models.SSOTypeSAML {
+	if c.Type != SSOTypeSAML {
 		return TokenPair{}, errcode.New(errcode.Unauthorized, "this tenant does not sign in with SAML")
 	}
 	sp, err := s.serviceProvider(c)

@@ -19,7 +19,7 @@ func (s *Store) CreateTenantWithOwner(ctx context.Context, t *Tenant, u *User) e
 		u.TenantID = t.ID
 		return tx.Create(u).Error
 	})
-	if isUniqueViolation(err) {
+	if IsUniqueViolation(err) {
 		return ErrConflict
 	}
 	return err
@@ -29,7 +29,7 @@ func (s *Store) CreateTenantWithOwner(ctx context.Context, t *Tenant, u *User) e
 // OAuth identity) is taken.
 func (s *Store) CreateUser(ctx context.Context, u *User) error {
 	err := s.db.WithContext(ctx).Create(u).Error
-	if isUniqueViolation(err) {
+	if IsUniqueViolation(err) {
 		return ErrConflict
 	}
 	return err
@@ -62,7 +62,7 @@ func (s *Store) LinkOAuth(ctx context.Context, userID, provider, subject string,
 		upd["email_verified_at"] = verifiedAt.UTC()
 	}
 	res := s.db.WithContext(ctx).Model(&User{}).Where("id = ? AND oauth_provider = ''", userID).Updates(upd)
-	if isUniqueViolation(res.Error) {
+	if IsUniqueViolation(res.Error) {
 		return ErrConflict
 	}
 	if res.Error != nil {
@@ -88,7 +88,7 @@ func (s *Store) CreateTenantWithResetToken(ctx context.Context, t *Tenant, u *Us
 		}
 		return tx.Create(r).Error
 	})
-	if isUniqueViolation(err) {
+	if IsUniqueViolation(err) {
 		return ErrConflict
 	}
 	return err

@@ -66,7 +66,7 @@ func (s *Store) RecordChange(ctx context.Context, c *Change) (stored *Change, cr
 	if err == nil {
 		return c, true, nil
 	}
-	if c.SourceChangeID == "" || !isUniqueViolation(err) {
+	if c.SourceChangeID == "" || !IsUniqueViolation(err) {
 		return nil, false, err
 	}
 	prev, err := s.ChangeBySource(ctx, c.TenantID, c.SourceChangeID)

@@ -123,8 +123,8 @@ func (s *Store) Close() error {
 // DB exposes the handle for tests and benchmarks that need raw SQL.
 func (s *Store) DB() *gorm.DB { return s.db }
 
-// isUniqueViolation recognises a unique-index conflict on both databases.
-func isUniqueViolation(err error) bool {
+// IsUniqueViolation recognises a unique-index conflict on both databases.
+func IsUniqueViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		return pgErr.Code == "23505"

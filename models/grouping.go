@@ -112,7 +112,7 @@ func (s *Store) GroupAlert(ctx context.Context, g GroupSpec) (GroupOutcome, erro
 		out = GroupOutcome{Incident: anchor, Joined: true}
 		return consumeEvents(tx, anchor.TenantID, 1, inc.CreatedAt)
 	})
-	if isUniqueViolation(err) {
+	if IsUniqueViolation(err) {
 		// Only an alert ingested by a replica that did not group (the setting
 		// changed moments ago) can get past the checks above.
 		return GroupOutcome{}, ErrConflict

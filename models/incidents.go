@@ -114,7 +114,7 @@ func (s *Store) CreateIncident(ctx context.Context, inc *Incident, first Timelin
 		rem = left(t, u)
 		return err
 	})
-	if isUniqueViolation(err) {
+	if IsUniqueViolation(err) {
 		return rem, ErrConflict
 	}
 	return rem, err

@@ -195,5 +195,5 @@ type UsageCounter struct {
 // All lists every kernel model, in dependency order, for migrations; domains
 // add their own with RegisterRows.
 func All() []any {
-	return []any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &APIKey{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}, &SSOConnection{}, &SSOIdentity{}, &SSOReplay{}, &GroupingSetting{}, &Change{}, &Feedback{}, &RemediationVerification{}}
+	return []any{&Tenant{}, &User{}, &RefreshToken{}, &PasswordResetToken{}, &Incident{}, &TimelineEntry{}, &UsageCounter{}, &Investigation{}, &InvestigationContext{}, &AgentRun{}, &OutboxEvent{}, &SNSTopic{}, &DataSource{}, &GatheredFact{}, &GroupingSetting{}, &Change{}, &Feedback{}, &RemediationVerification{}}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
+	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
 	"github.com/causeway/causeway/ratelimit"
@@ -54,6 +55,7 @@ var (
 // resolveTimeout, and is answered 503 when Temporal is slower, so the tool retries.
 type Ingest struct {
 	store      *models.Store
+	keys       *identity.Store
 	incidents  *Incidents
 	dispatcher *Dispatcher
 	registry   *providers.Registry
@@ -72,7 +74,7 @@ type Ingest struct {
 // is the store every API replica shares (the limiter's backend) for the
 // negative key cache and the replay cache.
 func NewIngest(store *models.Store, incidents *Incidents, d *Dispatcher, reg *providers.Registry, sealer *auth.Sealer, confirm *http.Client, marks ratelimit.Marks, log *slog.Logger) *Ingest {
-	return &Ingest{store: store, incidents: incidents, dispatcher: d, registry: reg, sealer: sealer, confirm: confirm, log: log, now: time.Now,
+	return &Ingest{store: store, keys: identity.NewStore(store.DB()), incidents: incidents, dispatcher: d, registry: reg, sealer: sealer, confirm: confirm, log: log, now: time.Now,
 		writer: newIncidentWriter(store), recent: &recentAlerts{}, marks: marks, grouping: newGroupingCache(store, time.Now)}
 }
 
@@ -167,14 +169,14 @@ func (s *Ingest) logKeyDenied(tenantID, raw, reason string) {
 // active key is errKeyUnknown or errKeyRevoked, which Authenticate turns into
 // the single 401.
 func (s *Ingest) verifyKey(ctx context.Context, hash string) (*WebhookKey, error) {
-	k, err := s.store.APIKeyByHash(ctx, hash)
+	k, err := s.keys.APIKeyByHash(ctx, hash)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, errKeyUnknown
 	}
 	if err != nil {
 		return nil, errcode.Down("the database", err)
 	}
-	if k.Status != models.APIKeyActive {
+	if k.Status != identity.APIKeyActive {
 		return nil, errKeyRevoked
 	}
 	secret, err := s.sealer.Decrypt(k.SecretEnc, []byte(k.ID))
@@ -183,7 +185,7 @@ func (s *Ingest) verifyKey(ctx context.Context, hash string) (*WebhookKey, error
 	}
 	now := s.now().UTC()
 	if k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > keyTouchInterval {
-		if err := s.store.TouchAPIKey(ctx, k.ID, now, keyTouchInterval); err != nil {
+		if err := s.keys.TouchAPIKey(ctx, k.ID, now, keyTouchInterval); err != nil {
 			s.log.Warn("could not record API key use", slog.String("key_id", k.ID), slog.Any("error", err))
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // apiKeysView is the API keys section. Created holds a new key's plaintexts on
 // the one response that shows them; they are never stored or shown again.
 type apiKeysView struct {
-	Keys       []models.APIKey
+	Keys       []identity.APIKey
 	Created    *identity.CreatedAPIKey
 	Name       string
 	WebhookURL string

@@ -1,10 +1,11 @@
-package models
+package identity
 
 import (
 	"context"
 	"errors"
 	"time"
 
+	"github.com/causeway/causeway/models"
 	"gorm.io/gorm"
 )
 
@@ -79,26 +80,26 @@ func (s *Store) SaveSSOConnection(ctx context.Context, c *SSOConnection) error {
 	})
 }
 
-// SSOConnection reads the tenant's connection; ErrNotFound when it has none.
+// SSOConnection reads the tenant's connection; models.ErrNotFound when it has none.
 func (s *Store) SSOConnection(ctx context.Context, tenantID string) (*SSOConnection, error) {
-	return FirstRow[SSOConnection](s.db.WithContext(ctx).Where("tenant_id = ?", tenantID))
+	return models.FirstRow[SSOConnection](s.db.WithContext(ctx).Where("tenant_id = ?", tenantID))
 }
 
 // DeleteSSOConnection removes the tenant's connection, and with it the
 // enforcement; the users it created stay, signing in by password reset or by
-// a connection configured again. ErrNotFound when it had none.
+// a connection configured again. models.ErrNotFound when it had none.
 func (s *Store) DeleteSSOConnection(ctx context.Context, tenantID string) error {
 	res := s.db.WithContext(ctx).Where("tenant_id = ?", tenantID).Delete(&SSOConnection{})
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return ErrNotFound
+		return models.ErrNotFound
 	}
 	return nil
 }
 
-// ConsumeSSOArtefact records key as used until expires. ErrConflict means it
+// ConsumeSSOArtefact records key as used until expires. models.ErrConflict means it
 // was used before: a replay. Expired records are dropped on the way.
 func (s *Store) ConsumeSSOArtefact(ctx context.Context, key string, expires, now time.Time) error {
 	db := s.db.WithContext(ctx)
@@ -106,8 +107,8 @@ func (s *Store) ConsumeSSOArtefact(ctx context.Context, key string, expires, now
 		return err
 	}
 	err := db.Create(&SSOReplay{Key: key, ExpiresAt: expires}).Error
-	if isUniqueViolation(err) {
-		return ErrConflict
+	if models.IsUniqueViolation(err) {
+		return models.ErrConflict
 	}
 	return err
 }
@@ -130,29 +131,29 @@ var ErrOwnerAccount = errors.New("the account is an owner")
 // to (the provider is the source of truth for it). A subject seen before is
 // its linked user; else a user of the same tenant with that e-mail is linked,
 // unless an owner (ErrOwnerAccount); else a user is created. An e-mail held
-// by another tenant's user is ErrConflict and nothing is written.
-func (s *Store) SignInSSOUser(ctx context.Context, in SSOUser, now time.Time, newID func() string) (*User, error) {
-	var out *User
+// by another tenant's user is models.ErrConflict and nothing is written.
+func (s *Store) SignInSSOUser(ctx context.Context, in SSOUser, now time.Time, newID func() string) (*models.User, error) {
+	var out *models.User
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		id, err := FirstRow[SSOIdentity](tx.Where("tenant_id = ? AND subject = ?", in.TenantID, in.Subject))
-		var u *User
+		id, err := models.FirstRow[SSOIdentity](tx.Where("tenant_id = ? AND subject = ?", in.TenantID, in.Subject))
+		var u *models.User
 		switch {
 		case err == nil:
-			if u, err = FirstRow[User](tx.Where("id = ? AND tenant_id = ?", id.UserID, in.TenantID)); err != nil {
+			if u, err = models.FirstRow[models.User](tx.Where("id = ? AND tenant_id = ?", id.UserID, in.TenantID)); err != nil {
 				return err
 			}
-		case errors.Is(err, ErrNotFound):
-			u, err = FirstRow[User](tx.Where("email = ?", in.Email))
+		case errors.Is(err, models.ErrNotFound):
+			u, err = models.FirstRow[models.User](tx.Where("email = ?", in.Email))
 			switch {
-			case errors.Is(err, ErrNotFound):
-				u = &User{ID: newID(), TenantID: in.TenantID, Email: in.Email, Name: in.Name, Role: in.Role, EmailVerifiedAt: &now, CreatedAt: now}
+			case errors.Is(err, models.ErrNotFound):
+				u = &models.User{ID: newID(), TenantID: in.TenantID, Email: in.Email, Name: in.Name, Role: in.Role, EmailVerifiedAt: &now, CreatedAt: now}
 				if err := tx.Create(u).Error; err != nil {
 					return err
 				}
 			case err != nil:
 				return err
 			case u.TenantID != in.TenantID:
-				return ErrConflict
+				return models.ErrConflict
 			}
 			if err := tx.Create(&SSOIdentity{TenantID: in.TenantID, Subject: in.Subject, UserID: u.ID, CreatedAt: now}).Error; err != nil {
 				return err
@@ -160,11 +161,11 @@ func (s *Store) SignInSSOUser(ctx context.Context, in SSOUser, now time.Time, ne
 		default:
 			return err
 		}
-		if u.Role == RoleOwner {
+		if u.Role == models.RoleOwner {
 			return ErrOwnerAccount
 		}
 		if u.Role != in.Role {
-			if err := tx.Model(&User{}).Where("id = ?", u.ID).Update("role", in.Role).Error; err != nil {
+			if err := tx.Model(&models.User{}).Where("id = ?", u.ID).Update("role", in.Role).Error; err != nil {
 				return err
 			}
 			u.Role = in.Role
@@ -172,8 +173,8 @@ func (s *Store) SignInSSOUser(ctx context.Context, in SSOUser, now time.Time, ne
 		out = u
 		return nil
 	})
-	if isUniqueViolation(err) {
-		return nil, ErrConflict
+	if models.IsUniqueViolation(err) {
+		return nil, models.ErrConflict
 	}
 	return out, err
 }

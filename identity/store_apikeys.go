@@ -1,12 +1,25 @@
-package models
+package identity
 
 import (
 	"context"
 	"errors"
 	"time"
 
+	"github.com/causeway/causeway/models"
 	"gorm.io/gorm"
 )
+
+func init() {
+	models.RegisterRows(&APIKey{}, &SSOConnection{}, &SSOIdentity{}, &SSOReplay{})
+}
+
+// Store keeps the identity slice's own rows in the shared database: API keys
+// and the single sign-on connections, identities and spent artefacts. Users,
+// tenants and their tokens are the kernel's.
+type Store struct{ db *gorm.DB }
+
+// NewStore is the identity store over the shared database handle.
+func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
 
 // API key statuses.
 const (
@@ -37,8 +50,8 @@ func (APIKey) TableName() string { return "api_keys" }
 // CreateAPIKey stores a new key.
 func (s *Store) CreateAPIKey(ctx context.Context, k *APIKey) error {
 	err := s.db.WithContext(ctx).Create(k).Error
-	if isUniqueViolation(err) {
-		return ErrConflict
+	if models.IsUniqueViolation(err) {
+		return models.ErrConflict
 	}
 	return err
 }
@@ -64,8 +77,8 @@ func (s *Store) CreateAPIKeyWithin(ctx context.Context, k *APIKey, max int) erro
 		}
 		return tx.Create(k).Error
 	})
-	if isUniqueViolation(err) {
-		return ErrConflict
+	if models.IsUniqueViolation(err) {
+		return models.ErrConflict
 	}
 	return err
 }
@@ -80,18 +93,18 @@ func (s *Store) ListAPIKeys(ctx context.Context, tenantID string) ([]APIKey, err
 // APIKeyByHash finds a key by the SHA-256 of its plaintext, whatever its status or
 // tenant; the caller decides whether it may be used.
 func (s *Store) APIKeyByHash(ctx context.Context, hash string) (*APIKey, error) {
-	return FirstRow[APIKey](s.db.WithContext(ctx).Where("key_hash = ?", hash))
+	return models.FirstRow[APIKey](s.db.WithContext(ctx).Where("key_hash = ?", hash))
 }
 
 // RevokeAPIKey marks the tenant's key revoked (idempotently) and returns it. Another
-// tenant's key is ErrNotFound, exactly like a missing one.
+// tenant's key is models.ErrNotFound, exactly like a missing one.
 func (s *Store) RevokeAPIKey(ctx context.Context, tenantID, id string, now time.Time) (*APIKey, error) {
 	q := s.db.WithContext(ctx)
 	if err := q.Model(&APIKey{}).Where("tenant_id = ? AND id = ? AND status = ?", tenantID, id, APIKeyActive).
 		Updates(map[string]any{"status": APIKeyRevoked, "revoked_at": now}).Error; err != nil {
 		return nil, err
 	}
-	return FirstRow[APIKey](q.Where("tenant_id = ? AND id = ?", tenantID, id))
+	return models.FirstRow[APIKey](q.Where("tenant_id = ? AND id = ?", tenantID, id))
 }
 
 // TouchAPIKey records that a key was used. It writes only when the stored time is
