@@ -185,13 +185,14 @@ func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incide
 			return res, errcode.Down("the workflow service", err)
 		}
 	}
-	updateID, err := s.startUpdateID(ctx, p.TenantID, incidentID, kind, idempotencyKey, req)
-	if err != nil {
-		return res, err
+	last, err := s.store.LatestInvestigation(ctx, p.TenantID, incidentID)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return res, errcode.Down("the database", err)
 	}
+	updateID := startUpdateID(last, kind, idempotencyKey, req)
 	// A pass recorded finished whose workflow has not yet reported back is
 	// waited for by the update's handler, not refused.
-	if last, err := s.store.LatestInvestigation(ctx, p.TenantID, incidentID); err == nil && last.Status != models.InvestigationRunning {
+	if last != nil && last.Status != models.InvestigationRunning {
 		req.FinishedPass = last.Pass
 	}
 	opts := client.UpdateWorkflowOptions{
@@ -213,21 +214,19 @@ func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incide
 
 // startUpdateID is the ID of a start request's update (see startPass): from
 // the idempotency key alone when there is one, else from the next pass number
-// and a digest of the request.
-func (s *Investigations) startUpdateID(ctx context.Context, tenantID, incidentID, kind, idempotencyKey string, req workflows.StartInvestigationRequest) (string, error) {
+// after last (nil when the incident has none) and a digest of the request.
+func startUpdateID(last *models.Investigation, kind, idempotencyKey string, req workflows.StartInvestigationRequest) string {
 	if idempotencyKey != "" {
 		sum := sha256.Sum256([]byte(idempotencyKey))
-		return fmt.Sprintf("%s-key-%s", kind, hex.EncodeToString(sum[:16])), nil
+		return fmt.Sprintf("%s-key-%s", kind, hex.EncodeToString(sum[:16]))
 	}
 	next := 1
-	if last, err := s.store.LatestInvestigation(ctx, tenantID, incidentID); err == nil {
+	if last != nil {
 		next = last.Pass + 1
-	} else if !errors.Is(err, models.ErrNotFound) {
-		return "", errcode.Down("the database", err)
 	}
 	digest, _ := json.Marshal([]any{req.Agents, req.Context})
 	sum := sha256.Sum256(digest)
-	return fmt.Sprintf("%s-%d-%s", kind, next, hex.EncodeToString(sum[:6])), nil
+	return fmt.Sprintf("%s-%d-%s", kind, next, hex.EncodeToString(sum[:6]))
 }
 
 // startError turns the workflow's refusal into the API's answer.
