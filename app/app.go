@@ -191,7 +191,7 @@ func (a *App) Router() http.Handler {
 		HTTP: egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate, MaxRedirects: -1}),
 	})
 	d.Plans = identity.NewPlans(a.Store, c.PlanQuotas()).WithSSO(d.SSO)
-	d.Slack = a.slackService(d.Remediations, d.Investigations)
+	d.Slack = a.slackService(d.Investigations)
 	dash, err := ui.New(ui.Options{
 		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
 		Investigations: d.Investigations, Remediations: d.Remediations, APIKeys: d.APIKeys,

@@ -105,11 +105,11 @@ func (a *App) slack() *slackParts {
 func (a *App) SlackNotifier() *slack.Notifier { return a.slack().notifier }
 
 // slackService serves the integration's settings and Slack's signed requests.
-func (a *App) slackService(rems *remediation.Service, invs *service.Investigations) *slack.Service {
+func (a *App) slackService(invs *service.Investigations) *slack.Service {
 	p := a.slack()
 	return slack.NewService(slack.Options{Store: p.store, Models: a.Store, Sealer: a.sealer,
 		HTTP: egress.NewClient(egress.Options{AllowPrivate: a.Config.EgressAllowPrivate}), APIURL: a.Config.SlackAPIURL,
-		PublicURL: a.PublicURL(), Remediations: slackRemediations{rems}, Investigations: slackInvestigations{invs},
+		PublicURL: a.PublicURL(), Remediations: p.rems, Investigations: slackInvestigations{invs},
 		Notifier: p.notifier, Log: a.Log})
 }
 
