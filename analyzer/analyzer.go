@@ -48,6 +48,15 @@ const (
 	CategoryQueueBacklog           = "queue_backlog"
 	CategoryCacheFailure           = "cache_failure"
 	CategoryUnknown                = "unknown"
+
+	// Kubernetes-native faults (docs/scenarios.md lists their mechanisms).
+	CategorySchedulingFailure  = "scheduling_failure"
+	CategoryAdmissionRejected  = "admission_rejected"
+	CategoryImagePullFailure   = "image_pull_failure"
+	CategoryProbeFailure       = "probe_failure"
+	CategoryServiceMisrouting  = "service_misrouting"
+	CategoryNodeFailure        = "node_failure"
+	CategoryNetworkDegradation = "network_degradation"
 )
 
 // Categories lists every category in the documented order; it is
@@ -58,6 +67,8 @@ var Categories = []string{
 	CategoryCPUSaturation, CategoryDiskFull, CategoryCertificateExpired,
 	CategoryDNSFailure, CategoryNetworkPartition, CategoryUpstreamDependency,
 	CategoryRateLimited, CategoryQueueBacklog, CategoryCacheFailure, CategoryUnknown,
+	CategorySchedulingFailure, CategoryAdmissionRejected, CategoryImagePullFailure, CategoryProbeFailure,
+	CategoryServiceMisrouting, CategoryNodeFailure, CategoryNetworkDegradation,
 }
 
 // Finding stances.

@@ -34,9 +34,12 @@ type ScenarioAlert struct {
 	Metadata    map[string]any    `json:"metadata"`
 }
 
-// Expected is the expert label; the service never receives it.
+// Expected is the expert label; the service never receives it. Mechanism
+// and Culprit are optional: a label that names them is scored on them too.
 type Expected struct {
 	Category  string   `json:"category"`
+	Mechanism string   `json:"mechanism,omitempty"`
+	Culprit   *Culprit `json:"culprit,omitempty"`
 	Agents    []string `json:"agents"`
 	Rationale string   `json:"rationale"`
 }
@@ -88,6 +91,19 @@ func (s Scenario) Validate() error {
 	}
 	if !ValidCategory(s.Expected.Category) {
 		return fmt.Errorf("unknown expected category %q", s.Expected.Category)
+	}
+	if m := s.Expected.Mechanism; m != "" && !ValidMechanism(s.Expected.Category, m) {
+		return fmt.Errorf("expected mechanism %q is not one of %s's", m, s.Expected.Category)
+	}
+	if c := s.Expected.Culprit; c != nil {
+		switch {
+		case s.Expected.Category == CategoryUnknown:
+			return fmt.Errorf("an unknown answer names no culprit")
+		case !ValidCulpritKind(c.Kind):
+			return fmt.Errorf("expected culprit kind %q is not a culprit kind", c.Kind)
+		case strings.TrimSpace(c.Name) == "":
+			return fmt.Errorf("expected culprit has no name")
+		}
 	}
 	if len(s.Expected.Agents) == 0 {
 		return fmt.Errorf("expected agents is empty")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/internal/clusterlab"
 )
 
 // Scenario is a labelled scenario (analyzer.Scenario, the eval format) plus
@@ -29,6 +30,55 @@ type Scenario struct {
 	Graded bool `json:"graded,omitempty"`
 	// Culprit is the culprit a person named when grading, if any.
 	Culprit string `json:"culprit,omitempty"`
+
+	// Now is the moment a snapshot's systems were read: every time in the
+	// file is shifted so that it is the moment the pass runs.
+	Now *time.Time `json:"now,omitempty"`
+	// Kubernetes is a cluster's objects, served by a Kubernetes API replay.
+	Kubernetes *Cluster `json:"kubernetes,omitempty"`
+	// Logs are log streams, served by a Loki that evaluates LogQL.
+	Logs []LogStream `json:"logs,omitempty"`
+	// Series are Prometheus series, served by a real Prometheus.
+	Series []Series `json:"series,omitempty"`
+}
+
+// Cluster is a Kubernetes snapshot: objects exactly as the API returns them
+// (each with apiVersion and kind), and the settings of the kubernetes source
+// that reads them.
+type Cluster struct {
+	Settings map[string]any    `json:"settings,omitempty"`
+	Objects  []json.RawMessage `json:"objects"`
+}
+
+// LogStream is one log stream: its labels and lines.
+type LogStream struct {
+	Labels map[string]string `json:"labels"`
+	Lines  []LogLine         `json:"lines"`
+}
+
+// LogLine is one line of a stream.
+type LogLine struct {
+	At   time.Time `json:"at"`
+	Text string    `json:"text"`
+}
+
+// Series is one Prometheus series, labelled as its exporter labels it.
+type Series struct {
+	Metric  string            `json:"metric"`
+	Labels  map[string]string `json:"labels,omitempty"`
+	Samples []Sample          `json:"samples"`
+}
+
+// Sample is one value of a series at one time.
+type Sample struct {
+	At    time.Time `json:"at"`
+	Value float64   `json:"value"`
+}
+
+// Snapshot reports whether the file holds systems to serve (a cluster, log
+// streams or series) rather than recorded answers only.
+func (s Scenario) Snapshot() bool {
+	return s.Kubernetes != nil || len(s.Logs) > 0 || len(s.Series) > 0
 }
 
 // Source is one data source the pass read, by an alias local to the file.
@@ -84,6 +134,24 @@ func (s Scenario) check() error {
 	for i, a := range s.Answers {
 		if !aliases[a.Source] {
 			return fmt.Errorf("answer %d names no source of the file (%q)", i, a.Source)
+		}
+	}
+	if s.Snapshot() && s.Now == nil {
+		return fmt.Errorf("a snapshot needs now, the moment its systems were read")
+	}
+	if s.Kubernetes != nil {
+		if err := clusterlab.CheckObjects(s.Kubernetes.Objects); err != nil {
+			return fmt.Errorf("kubernetes: %w", err)
+		}
+	}
+	for i, st := range s.Series {
+		if st.Metric == "" || len(st.Samples) == 0 {
+			return fmt.Errorf("series %d: a metric name and samples are required", i)
+		}
+	}
+	for i, l := range s.Logs {
+		if len(l.Labels) == 0 {
+			return fmt.Errorf("log stream %d: labels are required", i)
 		}
 	}
 	return nil

@@ -8,13 +8,8 @@
 package clusterlab
 
 import (
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"regexp"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -62,13 +57,16 @@ type Cluster struct {
 	Forbidden map[string]bool
 }
 
-// KubeServer is a running fake API server.
+// KubeServer is a running Kubernetes API replay.
 type KubeServer struct {
 	URL string
 	// CABundle is the PEM of the CA that signed the server's certificate.
 	CABundle string
-	// Requests counts authenticated requests; Writes any that was not a GET.
-	Requests, Writes atomic.Int64
+	// API is the replay answering; its counters say what was asked.
+	API *KubeAPI
+	// Writes counts requests that were not a GET (none must arrive).
+	Writes *atomic.Int64
+	close  func()
 }
 
 // status writes a meta/v1 Status object, the body of every API error.
@@ -79,8 +77,6 @@ func status(w http.ResponseWriter, code int, reason, message string) {
 		"status": "Failure", "message": message, "reason": reason, "code": code})
 }
 
-var listPath = regexp.MustCompile(`^/(api/v1|apis/apps/v1)/namespaces/([^/]+)/(pods|events|deployments|replicasets)$`)
-
 func ts(t time.Time) any {
 	if t.IsZero() {
 		return nil
@@ -88,67 +84,46 @@ func ts(t time.Time) any {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// Kubernetes starts an API server over TLS for c.
+// Kubernetes starts an API server over TLS holding c's objects; the test's
+// cleanup stops it.
 func Kubernetes(t testing.TB, c Cluster) *KubeServer {
 	t.Helper()
-	ks := &KubeServer{}
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+c.Token {
-			status(w, http.StatusUnauthorized, "Unauthorized", "Unauthorized")
-			return
-		}
-		ks.Requests.Add(1)
-		if r.Method != http.MethodGet {
-			ks.Writes.Add(1)
-			status(w, http.StatusMethodNotAllowed, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-			return
-		}
-		if r.URL.Path == "/version" {
-			_ = json.NewEncoder(w).Encode(map[string]string{"major": "1", "minor": "30", "gitVersion": "v1.30.4", "platform": "linux/amd64"})
-			return
-		}
-		m := listPath.FindStringSubmatch(r.URL.Path)
-		if m == nil {
-			status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
-			return
-		}
-		ns, resource := m[2], m[3]
-		if c.Forbidden[resource] {
-			group := `""`
-			if m[1] == "apis/apps/v1" {
-				group = `"apps"`
-			}
-			status(w, http.StatusForbidden, "Forbidden", fmt.Sprintf(`%s is forbidden: User "system:serviceaccount:monitoring:causeway" cannot list resource "%s" in API group %s in the namespace "%s"`, resource, resource, group, ns))
-			return
-		}
-		var items []any
-		if ns == c.Namespace {
-			items = c.items(resource)
-		}
-		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
-		cont := ""
-		if limit > 0 && len(items) > limit {
-			items, cont = items[:limit], "eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ"
-		}
-		kind := map[string]string{"pods": "PodList", "events": "EventList", "deployments": "DeploymentList", "replicasets": "ReplicaSetList"}[resource]
-		apiVersion := "v1"
-		if m[1] == "apis/apps/v1" {
-			apiVersion = "apps/v1"
-		}
-		if items == nil {
-			items = []any{}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"kind": kind, "apiVersion": apiVersion,
-			"metadata": map[string]any{"resourceVersion": "48213", "continue": cont}, "items": items})
-	}))
-	t.Cleanup(srv.Close)
-	ks.URL = srv.URL
-	ks.CABundle = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
-	if _, err := x509.ParseCertificate(srv.Certificate().Raw); err != nil {
-		t.Fatal(err)
+	ks := StartKube(t, c.Token, c.Objects())
+	for r := range c.Forbidden {
+		ks.API.Forbid(r)
 	}
 	return ks
+}
+
+// StartKube starts the replay of raw objects behind token over TLS; the
+// test's cleanup stops it.
+func StartKube(t testing.TB, token string, objects []json.RawMessage) *KubeServer {
+	t.Helper()
+	api, err := NewKubeAPI(token, objects, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := ServeKube(api)
+	t.Cleanup(ks.Close)
+	return ks
+}
+
+// Objects renders the cluster as the API's objects, each with its kind.
+func (c Cluster) Objects() []json.RawMessage {
+	var out []json.RawMessage
+	add := func(apiVersion, kind string, items []any) {
+		for _, it := range items {
+			m := it.(map[string]any)
+			m["apiVersion"], m["kind"] = apiVersion, kind
+			raw, _ := json.Marshal(m)
+			out = append(out, raw)
+		}
+	}
+	add("v1", "Pod", c.items("pods"))
+	add("v1", "Event", c.items("events"))
+	add("apps/v1", "Deployment", c.items("deployments"))
+	add("apps/v1", "ReplicaSet", c.items("replicasets"))
+	return out
 }
 
 func (c Cluster) items(resource string) []any {
@@ -179,7 +154,7 @@ func (c Cluster) items(resource string) []any {
 	case "events":
 		for i, e := range c.Events {
 			out = append(out, map[string]any{
-				"metadata":       map[string]any{"name": e.Name + "." + strconv.Itoa(1000+i), "namespace": c.Namespace},
+				"metadata":       map[string]any{"name": e.Name + "." + strconv.Itoa(1000+i), "namespace": c.Namespace, "creationTimestamp": ts(e.First)},
 				"involvedObject": map[string]any{"kind": e.Kind, "namespace": c.Namespace, "name": e.Name, "apiVersion": "v1"},
 				"reason":         e.Reason, "message": e.Message, "type": e.Type, "count": e.Count,
 				"source":         map[string]any{"component": "kubelet"},

@@ -1,0 +1,34 @@
+package replay
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestSnapshotSetsLoad: every file of the Kubernetes snapshot sets loads
+// strictly (docs/scenarios.md) and labels its answer fully: a mechanism of
+// its category, and a culprit for every answer but unknown.
+func TestSnapshotSetsLoad(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("..", "analyzer", "testdata", "kubernetes", "*"))
+	total := 0
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		scenarios, err := LoadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range scenarios {
+			total++
+			if s.Kubernetes == nil {
+				t.Errorf("%s: no kubernetes snapshot", s.ID)
+			}
+			if s.Expected.Category != "unknown" && (s.Expected.Culprit == nil || s.Expected.Mechanism == "") {
+				t.Errorf("%s: a fault's label names its mechanism and culprit", s.ID)
+			}
+		}
+	}
+	t.Logf("%d snapshot scenarios", total)
+}
