@@ -2,8 +2,10 @@ package analyzer
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -64,6 +66,17 @@ func DecodeFile(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("scenario %s: %w", path, err)
 	}
+	if strings.HasSuffix(path, ".gz") {
+		// A system snapshot is large (every object of a namespace, as the API
+		// writes it) and is kept compressed.
+		zr, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return fmt.Errorf("scenario %s: %w", path, err)
+		}
+		if data, err = io.ReadAll(io.LimitReader(zr, maxScenarioBytes)); err != nil {
+			return fmt.Errorf("scenario %s: %w", path, err)
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -121,19 +134,24 @@ func (s Scenario) Validate() error {
 	return nil
 }
 
-// LoadScenarios loads every *.json file of dir in name order, so evaluation
+// LoadScenarios loads every *.json (and *.json.gz) file of dir in name order, so evaluation
 // output is stable; the first invalid file aborts the load.
 func LoadScenarios(dir string) ([]Scenario, error) {
 	return LoadDir(dir, LoadScenario)
 }
 
-// LoadDir loads every *.json file of dir in name order with load; the first
-// invalid file aborts the load.
+// maxScenarioBytes bounds a decompressed scenario file.
+const maxScenarioBytes = 64 << 20
+
+// LoadDir loads every *.json and *.json.gz file of dir in name order with
+// load; the first invalid file aborts the load.
 func LoadDir[T any](dir string, load func(path string) (T, error)) ([]T, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, fmt.Errorf("scenarios %s: %w", dir, err)
 	}
+	compressed, _ := filepath.Glob(filepath.Join(dir, "*.json.gz"))
+	paths = append(paths, compressed...)
 	sort.Strings(paths)
 	out := make([]T, 0, len(paths))
 	for _, p := range paths {
