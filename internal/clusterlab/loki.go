@@ -26,12 +26,16 @@ type Stream struct {
 	Lines  []LogLine
 }
 
-// LokiServer is a running fake Loki.
+// LokiServer is a fake Loki: NewLoki builds one to serve, Loki starts one
+// for a test.
 type LokiServer struct {
+	// URL is where Loki serves it (empty until a server serves it).
 	URL string
 	// Queries holds every LogQL query received, in order.
 	Queries atomic.Value // []string
 	n       atomic.Int64
+	orgID   string
+	streams []Stream
 }
 
 // QueryCount is how many query_range calls were answered.
@@ -147,42 +151,54 @@ func splitMatchers(s string) []string {
 	return append(out, s[start:])
 }
 
-// Loki starts a Loki that serves streams to the tenant orgID (sent as
-// X-Scope-OrgID, as a multi-tenant Loki requires).
+// NewLoki builds a Loki holding streams, to serve with any HTTP server. With
+// an orgID it serves only that tenant (sent as X-Scope-OrgID, as a
+// multi-tenant Loki requires); without one it is a single-tenant Loki that
+// asks for none.
+func NewLoki(orgID string, streams []Stream) *LokiServer {
+	ls := &LokiServer{orgID: orgID, streams: streams}
+	ls.Queries.Store([]string{})
+	return ls
+}
+
+// Loki starts a Loki that serves streams to the tenant orgID; the test's
+// cleanup stops it.
 func Loki(t testing.TB, orgID string, streams []Stream) *LokiServer {
 	t.Helper()
-	ls := &LokiServer{}
-	ls.Queries.Store([]string{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Scope-OrgID") != orgID {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-			w.WriteHeader(http.StatusUnauthorized)
-			fmt.Fprintln(w, "no org id")
-			return
-		}
-		switch r.URL.Path {
-		case "/loki/api/v1/labels":
-			names := map[string]bool{}
-			for _, s := range streams {
-				for k := range s.Labels {
-					names[k] = true
-				}
-			}
-			var list []string
-			for k := range names {
-				list = append(list, k)
-			}
-			sort.Strings(list)
-			writeJSON(w, map[string]any{"status": "success", "data": list})
-		case "/loki/api/v1/query_range":
-			ls.queryRange(w, r, streams)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
+	ls := NewLoki(orgID, streams)
+	srv := httptest.NewServer(ls)
 	t.Cleanup(srv.Close)
 	ls.URL = srv.URL
 	return ls
+}
+
+// ServeHTTP answers Loki's label and query_range APIs.
+func (ls *LokiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if ls.orgID != "" && r.Header.Get("X-Scope-OrgID") != ls.orgID {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintln(w, "no org id")
+		return
+	}
+	switch r.URL.Path {
+	case "/loki/api/v1/labels":
+		names := map[string]bool{}
+		for _, s := range ls.streams {
+			for k := range s.Labels {
+				names[k] = true
+			}
+		}
+		list := []string{}
+		for k := range names {
+			list = append(list, k)
+		}
+		sort.Strings(list)
+		writeJSON(w, map[string]any{"status": "success", "data": list})
+	case "/loki/api/v1/query_range":
+		ls.queryRange(w, r, ls.streams)
+	default:
+		http.NotFound(w, r)
+	}
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
