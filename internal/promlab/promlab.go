@@ -16,18 +16,27 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// Series is one series of a scenario: a metric name, its labels, and its value
-// as a function of how long before the end of the scenario a sample is.
+// Series is one series of a scenario: a metric name, its labels, and either
+// its value as a function of how long before the end of the scenario a sample
+// is, or Samples at the times they were taken (a recorded snapshot's).
 type Series struct {
-	Metric string
-	Labels map[string]string
-	Value  func(ago time.Duration) float64
+	Metric  string
+	Labels  map[string]string
+	Value   func(ago time.Duration) float64
+	Samples []Sample
+}
+
+// Sample is one value of a series at one time.
+type Sample struct {
+	At    time.Time
+	Value float64
 }
 
 // Binaries returns the paths of prometheus and promtool, or an error saying
@@ -61,7 +70,9 @@ type Options struct {
 }
 
 // Start writes series into dir, backfills them and starts Prometheus on
-// them. The caller stops it with Stop (tests in t.Cleanup).
+// them. Series with Samples keep their times, which must fall within the
+// server's retention (30 days); the others are sampled every Interval over
+// Span up to now. The caller stops it with Stop (tests in t.Cleanup).
 func Start(ctx context.Context, dir string, series []Series, o Options) (*Server, error) {
 	prom, promtool, err := Binaries()
 	if err != nil {
@@ -158,8 +169,9 @@ func (s *Server) waitReady(ctx context.Context, within time.Duration) error {
 	return fmt.Errorf("prometheus not ready within %s", within)
 }
 
-// writeOpenMetrics writes every series' samples from end-span to end, one
-// metric family at a time as OpenMetrics requires, ending with # EOF.
+// writeOpenMetrics writes every series' samples (from end-span to end, or
+// its own Samples in time order), one metric family at a time as OpenMetrics
+// requires, ending with # EOF.
 func writeOpenMetrics(path string, series []Series, end time.Time, span, interval time.Duration) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -182,6 +194,15 @@ func writeOpenMetrics(path string, series []Series, end time.Time, span, interva
 		fmt.Fprintf(w, "# TYPE %s gauge\n", name)
 		for _, s := range byMetric[name] {
 			labels := renderLabels(s.Labels)
+			if s.Samples != nil {
+				samples := slices.Clone(s.Samples)
+				slices.SortStableFunc(samples, func(a, b Sample) int { return a.At.Compare(b.At) })
+				for _, p := range samples {
+					fmt.Fprintf(w, "%s%s %s %s\n", name, labels, strconv.FormatFloat(p.Value, 'g', -1, 64),
+						strconv.FormatFloat(float64(p.At.UnixMilli())/1000, 'f', 3, 64))
+				}
+				continue
+			}
 			for ago := span; ago >= 0; ago -= interval {
 				ts := end.Add(-ago)
 				fmt.Fprintf(w, "%s%s %s %d\n", name, labels, strconv.FormatFloat(s.Value(ago), 'g', -1, 64), ts.Unix())
