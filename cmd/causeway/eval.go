@@ -30,8 +30,74 @@ const evalTimeout = 5 * time.Minute
 // evalResult is one scenario's outcome.
 type evalResult struct {
 	id, expected, got string
-	confidence        float64
-	status            string
+	// mechanism is the answer's mechanism when the investigation row
+	// records one; empty, a category is mapped by itself.
+	mechanism  string
+	confidence float64
+	status     string
+}
+
+// evalEnv is what every pass of an evaluation runs in: the whole product
+// on an embedded in-memory Temporal and a throwaway database, and a tenant.
+type evalEnv struct {
+	a       *app.App
+	inv     *service.Investigations
+	sources *service.DataSources
+	p       auth.Principal
+	// model names the analysis path the configuration selects.
+	model string
+}
+
+// startEval starts the product for an evaluation; the returned func stops
+// it and removes its data.
+func startEval(ctx context.Context, cfgPath string) (*evalEnv, func(), error) {
+	tmp, err := os.MkdirTemp("", "causeway-eval-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	fail := func(err error) (*evalEnv, func(), error) {
+		cleanup()
+		return nil, nil, err
+	}
+	// The evaluation never touches the user's data directory or database.
+	if err := os.Setenv("CAUSEWAY_DATA_DIR", tmp); err != nil {
+		return fail(err)
+	}
+	cfg, err := config.Load(cfgPath, config.ModeDev)
+	if err != nil {
+		return fail(err)
+	}
+	cfg.DatabaseURL, cfg.TemporalAddress = "", ""
+	cfg.QuotaEventsPerMonth, cfg.QuotaInvestigationsPerMonth = 0, 0
+	cfg.TemporalTaskQueue = "causeway-eval"
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	e, err := startEmbedded(ctx, cfg, log, &devstack.Options{Namespace: cfg.TemporalNamespace, SearchAttributes: workflows.SearchAttributeTypes()})
+	if err != nil {
+		return fail(err)
+	}
+	stop := func() {
+		e.Close()
+		cleanup()
+	}
+	a := e.app
+	p, err := evalTenant(ctx, a.Store)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	sealer, err := auth.NewSealer(cfg.SecretsKey)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	env := &evalEnv{a: a, inv: service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), log), p: p,
+		sources: service.NewDataSources(a.Store, sealer, a.DataSourceConnector()), model: "offline analyzer"}
+	if cfg.LLMEnabled() {
+		env.model = "LLM " + cfg.LLMModel
+	}
+	return env, stop, nil
 }
 
 // evaluate runs every scenario of dir through the real pipeline (API services,
@@ -50,49 +116,15 @@ func evaluate(ctx context.Context, cfgPath, dir string, out io.Writer) error {
 	if len(scenarios) == 0 {
 		return fmt.Errorf("no scenarios in %s", dir)
 	}
-	tmp, err := os.MkdirTemp("", "causeway-eval-")
+	env, stop, err := startEval(ctx, cfgPath)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	// The evaluation never touches the user's data directory or database.
-	if err := os.Setenv("CAUSEWAY_DATA_DIR", tmp); err != nil {
-		return err
-	}
-	cfg, err := config.Load(cfgPath, config.ModeDev)
-	if err != nil {
-		return err
-	}
-	cfg.DatabaseURL, cfg.TemporalAddress = "", ""
-	cfg.QuotaEventsPerMonth, cfg.QuotaInvestigationsPerMonth = 0, 0
-	cfg.TemporalTaskQueue = "causeway-eval"
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-
-	e, err := startEmbedded(ctx, cfg, log, &devstack.Options{Namespace: cfg.TemporalNamespace, SearchAttributes: workflows.SearchAttributeTypes()})
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	a := e.app
-
-	p, err := evalTenant(ctx, a.Store)
-	if err != nil {
-		return err
-	}
-	inv := service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), log)
-	sealer, err := auth.NewSealer(cfg.SecretsKey)
-	if err != nil {
-		return err
-	}
-	sources := service.NewDataSources(a.Store, sealer, a.DataSourceConnector())
-	model := "offline analyzer"
-	if cfg.LLMEnabled() {
-		model = "LLM " + cfg.LLMModel
-	}
-	fmt.Fprintf(out, "Evaluating %d scenarios from %s with the %s\n\n%-36s %-26s %-26s %5s\n", len(scenarios), dir, model, "scenario", "expected", "got", "conf")
+	defer stop()
+	fmt.Fprintf(out, "Evaluating %d scenarios from %s with the %s\n\n%-36s %-26s %-26s %5s\n", len(scenarios), dir, env.model, "scenario", "expected", "got", "conf")
 	results := make([]evalResult, 0, len(scenarios))
 	for _, s := range scenarios {
-		r, err := evalScenario(ctx, a, inv, sources, p, s)
+		r, err := evalScenario(ctx, env, s)
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", s.ID, err)
 		}
@@ -118,10 +150,13 @@ func evalTenant(ctx context.Context, store *models.Store) (auth.Principal, error
 
 // evalScenario records the scenario's alert as an incident (all alert fields, as
 // a webhook would), adds each context entry, starts a pass and waits for it.
-// An exported scenario's sources are stand-ins serving the recorded answers.
-func evalScenario(ctx context.Context, a *app.App, inv *service.Investigations, sources *service.DataSources, p auth.Principal, s replay.Scenario) (evalResult, error) {
+// An exported scenario's sources are stand-ins serving the recorded answers; a
+// snapshot's systems are served with every time moved so that its now is the
+// moment the pass starts.
+func evalScenario(ctx context.Context, env *evalEnv, s replay.Scenario) (evalResult, error) {
+	a, inv, sources, p := env.a, env.inv, env.sources, env.p
 	now := time.Now().UTC()
-	if len(s.Changes) > 0 || len(s.Sources) > 0 {
+	if len(s.Changes) > 0 || len(s.Sources) > 0 || s.Snapshot() {
 		// The scenario's changes and sources are recorded as a tenant's would
 		// be, in a tenant of their own so no other scenario's are read with
 		// them.
@@ -143,11 +178,20 @@ func evalScenario(ctx context.Context, a *app.App, inv *service.Investigations, 
 		return evalResult{}, err
 	}
 	defer stop()
+	al := s.Alert
+	if s.Snapshot() {
+		shift := now.Sub(*s.Now)
+		stopSnapshot, err := connectSnapshot(ctx, sources, p, s, shift)
+		if err != nil {
+			return evalResult{}, err
+		}
+		defer stopSnapshot()
+		al.Metadata = shiftedMetadata(al.Metadata, shift)
+	}
 	source := "eval"
 	if s.AlertSource != "" {
 		source = s.AlertSource
 	}
-	al := s.Alert
 	inc := &models.Incident{
 		ID: models.NewID("inc"), TenantID: p.TenantID, Title: al.Title, Description: al.Description,
 		Severity: analyzer.NormalizeSeverity(al.Severity, models.SeverityMedium), Status: models.StatusOpen, Source: source,

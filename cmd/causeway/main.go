@@ -31,7 +31,8 @@ commands:
   migrate   create or update the database schema
   tenant    operator commands for tenants (tenant create --name … --owner-email …)
   eval DIR  run every scenario of DIR through the real pipeline and report accuracy
-            (exported scenarios are served their recorded data-source answers)
+            (exported scenarios are served their recorded data-source answers, snapshots
+            their systems); eval --format opensre DIR runs OpenSRE's synthetic suites
   scenario  scenario export --tenant ID INCIDENT_ID: an incident as a replayable scenario
   demo      start Prometheus with a bundled scenario and everything of run, then investigate an alert from its live data
 `
@@ -58,7 +59,7 @@ func run(args []string) error {
 	case "migrate":
 		return migrate(ctx, *cfgPath)
 	case "eval":
-		return evaluate(ctx, *cfgPath, fs.Arg(1), os.Stdout)
+		return evalCommand(ctx, *cfgPath, fs.Args()[1:], os.Stdout)
 	case "demo":
 		return runDemo(ctx, *cfgPath)
 	case "tenant":

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http/httptest"
+	"os"
+	"time"
+
+	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/datasources"
+	"github.com/causeway/causeway/internal/clusterlab"
+	"github.com/causeway/causeway/internal/promlab"
+	"github.com/causeway/causeway/replay"
+	"github.com/causeway/causeway/service"
+)
+
+// connectSnapshot serves a snapshot's systems through their own APIs, every
+// time moved by shift: the cluster through a Kubernetes API replay over TLS
+// behind a bearer token, the log streams through a Loki, the series through a
+// real Prometheus. Each is connected as a data source of the tenant. The
+// returned func stops every server and process it started; on an error they
+// are stopped already.
+func connectSnapshot(ctx context.Context, sources *service.DataSources, p auth.Principal, s replay.Scenario, shift time.Duration) (func(), error) {
+	var stops []func()
+	stop := func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			stops[i]()
+		}
+	}
+	connect := func(name, typ, url string, auth, settings any) error {
+		a, err := json.Marshal(auth)
+		if err != nil {
+			return err
+		}
+		st, err := json.Marshal(settings)
+		if err != nil {
+			return err
+		}
+		if _, err := sources.Create(ctx, p, service.CreateDataSourceInput{Name: name, Type: typ, URL: url, Auth: a, Settings: st}); err != nil {
+			return fmt.Errorf("connecting the snapshot's %s: %w", name, err)
+		}
+		return nil
+	}
+	fail := func(err error) (func(), error) {
+		stop()
+		return nil, err
+	}
+	if s.Kubernetes != nil {
+		token, err := snapshotToken()
+		if err != nil {
+			return fail(err)
+		}
+		api, err := clusterlab.NewKubeAPI(token, s.Kubernetes.Objects, shift)
+		if err != nil {
+			return fail(fmt.Errorf("kubernetes: %w", err))
+		}
+		ks := clusterlab.ServeKube(api)
+		stops = append(stops, ks.Close)
+		settings := maps.Clone(s.Kubernetes.Settings)
+		if settings == nil {
+			settings = map[string]any{}
+		}
+		settings["caBundle"] = ks.CABundle
+		if err := connect("cluster", datasources.TypeKubernetes, ks.URL, datasources.Auth{BearerToken: token}, settings); err != nil {
+			return fail(err)
+		}
+	}
+	if len(s.Logs) > 0 {
+		streams := make([]clusterlab.Stream, 0, len(s.Logs))
+		for _, l := range s.Logs {
+			st := clusterlab.Stream{Labels: l.Labels}
+			for _, line := range l.Lines {
+				st.Lines = append(st.Lines, clusterlab.LogLine{At: line.At.Add(shift), Text: line.Text})
+			}
+			streams = append(streams, st)
+		}
+		srv := httptest.NewServer(clusterlab.NewLoki("", streams))
+		stops = append(stops, srv.Close)
+		if err := connect("logs", datasources.TypeLoki, srv.URL, nil, nil); err != nil {
+			return fail(err)
+		}
+	}
+	if len(s.Series) > 0 {
+		dir, err := os.MkdirTemp("", "causeway-eval-prometheus-")
+		if err != nil {
+			return fail(err)
+		}
+		stops = append(stops, func() { _ = os.RemoveAll(dir) })
+		series := make([]promlab.Series, 0, len(s.Series))
+		for _, st := range s.Series {
+			ps := promlab.Series{Metric: st.Metric, Labels: st.Labels, Samples: []promlab.Sample{}}
+			for _, sm := range st.Samples {
+				ps.Samples = append(ps.Samples, promlab.Sample{At: sm.At.Add(shift), Value: sm.Value})
+			}
+			series = append(series, ps)
+		}
+		prom, err := promlab.Start(ctx, dir, series, promlab.Options{})
+		if err != nil {
+			return fail(fmt.Errorf("serving the snapshot's series: %w", err))
+		}
+		stops = append(stops, func() { _ = prom.Stop() })
+		if err := connect("metrics", datasources.TypePrometheus, prom.URL, nil, nil); err != nil {
+			return fail(err)
+		}
+	}
+	return stop, nil
+}
+
+// snapshotToken is a fresh bearer token for one snapshot's API replay.
+func snapshotToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// shiftedMetadata is an alert's metadata with its startsAt moved by shift,
+// so the onset keeps its place relative to the snapshot's systems.
+func shiftedMetadata(md map[string]any, shift time.Duration) map[string]any {
+	s, ok := md["startsAt"].(string)
+	if !ok {
+		return md
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return md
+	}
+	out := maps.Clone(md)
+	out["startsAt"] = t.Add(shift).UTC().Format(time.RFC3339Nano)
+	return out
+}
