@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/internal/opensre"
+	"github.com/causeway/causeway/replay"
 )
 
 // TestEvalReplaysAnExportedScenario: an incident exported from an e2e run
@@ -42,5 +46,44 @@ func TestEvalReplaysAnExportedScenario(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Accuracy: 1/1") {
 		t.Fatalf("report:\n%s", out.String())
+	}
+}
+
+// TestEvalServesASnapshotFile: a scenario file holding a system snapshot
+// (here OpenSRE's OOM crash-loop case written in the scenario format) is
+// evaluated by plain `causeway eval` with its cluster and logs served to the
+// pass: the row carries the file's label and a completed pass.
+func TestEvalServesASnapshotFile(t *testing.T) {
+	cases, err := opensre.Load(filepath.Join("testdata", "opensre", "eks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s replay.Scenario
+	for _, c := range cases {
+		if c.ID == "001-oomkilled-crashloop" {
+			s = c.Scenario
+		}
+	}
+	s.ID = "snapshot-oom"
+	s.Expected = analyzer.Expected{Category: analyzer.CategoryMemoryExhaustion, Agents: []string{analyzer.RoleInfrastructure}}
+	dir := t.TempDir()
+	if err := replay.Write(filepath.Join(dir, "snapshot-oom.json"), s); err != nil {
+		t.Fatal(err)
+	}
+	commandEnv(t, t.TempDir())
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := evaluate(ctx, "", dir, &out); err != nil {
+		t.Fatalf("eval: %v\n%s", err, out.String())
+	}
+	var row []string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if m := evalRow.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			row = m
+		}
+	}
+	if row == nil || row[1] != "snapshot-oom" || row[2] != "memory_exhaustion" || row[6] != "completed" {
+		t.Fatalf("snapshot row %q:\n%s", row, out.String())
 	}
 }
