@@ -155,14 +155,18 @@ func shiftTimes(v any, d time.Duration) any {
 		if len(x) < 20 || x[4] != '-' || x[10] != 'T' {
 			return x
 		}
-		for _, layout := range timeLayouts {
-			if t, err := time.Parse(layout, x); err == nil {
-				return t.Add(d).UTC().Format(layout)
+		t, err := time.Parse(time.RFC3339Nano, x)
+		if err != nil {
+			return x
+		}
+		layout := timeLayouts[0]
+		if frac := strings.IndexByte(x, '.'); frac > 0 {
+			layout = timeLayouts[1]
+			if len(x)-frac != len(".000000Z") {
+				layout = time.RFC3339Nano
 			}
 		}
-		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
-			return t.Add(d).UTC().Format(time.RFC3339Nano)
-		}
+		return t.Add(d).UTC().Format(layout)
 	}
 	return v
 }
