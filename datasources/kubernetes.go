@@ -1,34 +1,41 @@
 package datasources
 
 import (
+	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/internal/clip"
 )
 
 // TypeKubernetes is a Kubernetes API server.
 const TypeKubernetes = "kubernetes"
 
-// Kubernetes limits: one list call reads at most k8sListLimit objects, and
-// an events answer keeps at most k8sEventLines lines.
+// Kubernetes limits: one list call reads at most k8sListLimit objects and a
+// list follows at most k8sListPages pages; a source reads at most
+// k8sMaxNamespaces namespaces in a pass.
 const (
-	k8sListLimit  = 500
-	k8sEventLines = 40
-	k8sMaxCABytes = 64 << 10
+	k8sListLimit     = 500
+	k8sListPages     = 4
+	k8sMaxNamespaces = 3
+	k8sMaxCABytes    = 64 << 10
 )
 
 // namespaceRe is a valid namespace name (an RFC 1123 label).
 var namespaceRe = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
+
+// podHashRe is a pod template hash, as the ReplicaSet controller writes it
+// (the alphabet of k8s.io/apimachinery's rand.SafeEncodeString).
+var podHashRe = regexp.MustCompile(`^[bcdfghjklmnpqrstvwxz2456789]{5,10}$`)
 
 // k8sServiceLabels are the labels that name a workload's service, in the
 // order Kubernetes' recommended labels, Helm charts and older manifests use.
@@ -42,13 +49,24 @@ func init() {
 			if err := c.checkHTTPURL(context.Background(), s.URL); err != nil {
 				return err
 			}
-			if err := onlySettings(s.Settings, "namespace", "caBundle"); err != nil {
+			if err := onlySettings(s.Settings, "namespace", "namespaces", "caBundle"); err != nil {
 				return err
 			}
 			if v, ok := s.Settings["namespace"]; ok {
 				ns, isString := v.(string)
 				if !isString || !namespaceRe.MatchString(ns) {
 					return fieldErr("settings.namespace", "must be a Kubernetes namespace name")
+				}
+			}
+			if v, ok := s.Settings["namespaces"]; ok {
+				list, isList := v.([]any)
+				if !isList || len(list) == 0 || len(list) > 50 {
+					return fieldErr("settings.namespaces", "must be a list of 1 to 50 namespace names")
+				}
+				for _, e := range list {
+					if ns, isString := e.(string); !isString || !namespaceRe.MatchString(ns) {
+						return fieldErr("settings.namespaces", "must hold Kubernetes namespace names only")
+					}
 				}
 			}
 			if v, ok := s.Settings["caBundle"]; ok {
@@ -71,37 +89,95 @@ func init() {
 				hc = c.clientWithRoots(roots)
 			}
 			return &kubernetes{api: apiCall{client: hc, auth: cfg.Auth, explain: explainK8s}, base: strings.TrimRight(cfg.URL, "/"),
-				namespace: setting(cfg.Settings, "namespace", "default"), maxSeries: c.opts.MaxSeries}, nil
+				namespace: firstOr(k8sAllowed(cfg.Settings), "default"), maxSeries: c.opts.MaxSeries}, nil
 		},
 	})
 }
 
-// planKubernetes lists the service's pods, events and rollouts in the
-// namespace the source is set to, else the one the alert names, else
-// "default". The service travels as the query's target: the API has no
-// selector for "any of these labels", so the client picks the service's
-// objects out of the namespace's.
+func firstOr(list []string, def string) string {
+	if len(list) > 0 {
+		return list[0]
+	}
+	return def
+}
+
+// k8sAllowed lists the namespaces a source is set to read: settings.namespaces,
+// else settings.namespace; empty means any.
+func k8sAllowed(settings map[string]any) []string {
+	var out []string
+	if list, ok := settings["namespaces"].([]any); ok {
+		for _, e := range list {
+			if ns, ok := e.(string); ok && namespaceRe.MatchString(ns) && !slices.Contains(out, ns) {
+				out = append(out, ns)
+			}
+		}
+		return out
+	}
+	if ns := setting(settings, "namespace", ""); ns != "" {
+		out = append(out, ns)
+	}
+	return out
+}
+
+// k8sNamespaces picks the namespaces a pass reads: the alert's when the
+// source may read it, else the source's own (at most k8sMaxNamespaces), else
+// "default". An alert naming a namespace the source is not set to read gets
+// a note, and that namespace is not read.
+func k8sNamespaces(s Source, sc Scope) ([]string, string) {
+	allowed := k8sAllowed(s.Settings)
+	alert := sc.Labels["namespace"]
+	switch {
+	case alert != "" && !namespaceRe.MatchString(alert):
+		return nil, fmt.Sprintf("kubernetes source %q not queried: the alert's namespace %q is not a namespace name", s.Name, clip.To(alert, 80))
+	case alert != "" && (len(allowed) == 0 || slices.Contains(allowed, alert)):
+		return []string{alert}, ""
+	case alert != "":
+		return nil, fmt.Sprintf("kubernetes source %q not queried: the alert's namespace %s is not one of its settings.namespaces", s.Name, alert)
+	case len(allowed) > 0:
+		return allowed[:min(len(allowed), k8sMaxNamespaces)], ""
+	}
+	return []string{"default"}, ""
+}
+
+// planKubernetes lists, for each namespace the pass reads, the plan's
+// Kubernetes queries: every object of the namespace that can be at fault,
+// not only the service's, since a symptom's cause is often another object
+// (the Service in front of it, the quota, the node). The service, when the
+// alert names one, travels as the query's target so its objects come first.
+// Cluster-wide reads (nodes) run once.
 func planKubernetes(s Source, sc Scope, roles []string) ([]Query, []string) {
-	if sc.Service == "" {
-		return nil, []string{fmt.Sprintf("kubernetes source %q not queried: the alert names no service to scope its queries to", s.Name)}
-	}
-	ns := setting(s.Settings, "namespace", sc.Labels["namespace"])
-	if ns == "" {
-		ns = "default"
-	}
-	if !namespaceRe.MatchString(ns) {
-		return nil, []string{fmt.Sprintf("kubernetes source %q not queried: the alert's namespace %q is not a namespace name", s.Name, clip.To(ns, 80))}
+	namespaces, note := k8sNamespaces(s, sc)
+	if note != "" {
+		return nil, []string{note}
 	}
 	var qs []Query
-	for _, e := range entriesFor(TypeKubernetes, roles) {
-		var paths []string
-		for _, p := range strings.Fields(e.Query) {
-			paths = append(paths, "GET "+strings.ReplaceAll(p, "{namespace}", ns))
+	clusterDone := map[string]bool{}
+	for _, ns := range namespaces {
+		for _, e := range entriesFor(TypeKubernetes, roles) {
+			paths := k8sPaths(e.Query, ns)
+			clusterWide := !strings.Contains(paths[0], "/namespaces/")
+			if clusterWide && clusterDone[e.ID] {
+				continue
+			}
+			clusterDone[e.ID] = true
+			text := "GET " + strings.Join(paths, ", GET ")
+			if sc.Service != "" {
+				text += " (objects of " + strconv.Quote(sc.Service) + " first)"
+			}
+			qs = append(qs, Query{Key: queryKey(s.ID, e.ID+"@"+ns, sc.Service), DataSourceID: s.ID, Source: s.Name, Type: s.Type, Entry: e.ID,
+				Text: text, Roles: e.roles, Start: sc.Start, End: sc.End, Target: sc.Service})
 		}
-		qs = append(qs, Query{Key: queryKey(s.ID, e.ID, sc.Service), DataSourceID: s.ID, Source: s.Name, Type: s.Type, Entry: e.ID,
-			Text: strings.Join(paths, ", ") + " (objects of " + strconv.Quote(sc.Service) + ")", Roles: e.roles, Start: sc.Start, End: sc.End, Target: sc.Service})
 	}
 	return qs, nil
+}
+
+// k8sPaths fills a plan entry's paths for a namespace.
+func k8sPaths(query, namespace string) []string {
+	var out []string
+	for _, p := range strings.Fields(query) {
+		out = append(out, strings.ReplaceAll(p, "{namespace}", namespace))
+	}
+	return out
 }
 
 // kubernetes reads the Kubernetes API with plain list calls (GET only).
@@ -131,323 +207,94 @@ func (k *kubernetes) Test(ctx context.Context) (string, error) {
 	return "Kubernetes " + v.GitVersion + " answered; pods of namespace " + k.namespace + " are readable", nil
 }
 
-var k8sPathRe = regexp.MustCompile(`GET (/(?:api/v1|apis/apps/v1)/namespaces/[a-z0-9-]+/(?:pods|events|deployments|replicasets))\b`)
+// k8sPathRe is one path of a planned query: a list of a namespace or of the
+// cluster, with an optional field selector.
+var k8sPathRe = regexp.MustCompile(`GET (/(?:api/v1|apis/[a-z0-9.]+/v1)(?:/namespaces/[a-z0-9-]+)?/[a-z]+(?:\?fieldSelector=[A-Za-z.=,%0-9-]+)?)`)
 
-// Run runs one planned list (or two, for rollouts).
+// Run reads the lists of one planned query — the first is what the query is
+// about and must answer; the others add context, and one that cannot be read
+// becomes a note — and reduces them to readings.
 func (k *kubernetes) Run(ctx context.Context, q Query) (Result, error) {
 	e, ok := entry(TypeKubernetes, q.Entry)
 	if !ok {
 		return Result{}, fmt.Errorf("%w: no kubernetes plan entry %q", ErrBadQuery, q.Entry)
 	}
-	var lists [][]byte
-	truncated := false
-	for _, m := range k8sPathRe.FindAllStringSubmatch(q.Text, -1) {
-		raw, err := k.api.do(ctx, http.MethodGet, k.base+m[1]+"?limit="+strconv.Itoa(k8sListLimit), "", nil)
-		if err != nil {
-			return Result{}, err
-		}
-		var meta struct {
-			Metadata struct {
-				Continue string `json:"continue"`
-			} `json:"metadata"`
-		}
-		_ = json.Unmarshal(raw, &meta)
-		truncated = truncated || meta.Metadata.Continue != ""
-		lists = append(lists, raw)
+	reduce := k8sReducers[e.ID]
+	if reduce == nil {
+		return Result{}, fmt.Errorf("%w: no reader for kubernetes entry %q", ErrBadQuery, e.ID)
 	}
-	if len(lists) == 0 {
+	matches := k8sPathRe.FindAllStringSubmatch(q.Text, -1)
+	if len(matches) == 0 {
 		return Result{}, fmt.Errorf("%w: not a Kubernetes list path", ErrBadQuery)
 	}
-	var res Result
-	var err error
-	switch e.ID {
-	case "pods":
-		res, err = k.pods(e, lists[0], q.Target)
-	case "events":
-		res, err = k.events(lists[0], q)
-	case "rollouts":
-		if len(lists) != 2 {
-			return Result{}, fmt.Errorf("%w: rollouts read deployments and replicasets", ErrBadQuery)
+	v := &clusterView{namespace: pathNamespace(matches[0][1]), service: q.Target}
+	for i, m := range matches {
+		items, truncated, err := k.list(ctx, m[1])
+		if err != nil {
+			if i == 0 || !errors.Is(err, ErrDenied) && !errors.Is(err, ErrBadQuery) {
+				return Result{}, err
+			}
+			why := err.Error()
+			if _, after, ok := strings.Cut(why, "HTTP "); ok && len(after) > 5 {
+				why = after[5:] // the API's own words, after "HTTP 403: "
+			}
+			v.notes = append(v.notes, fmt.Sprintf("%s not read: %s", m[1], clip.To(why, 160)))
+			continue
 		}
-		res, err = k.rollouts(e, lists[0], lists[1], q.Target)
+		if truncated {
+			v.notes = append(v.notes, fmt.Sprintf("%s holds more than %d objects; the first were read", m[1], k8sListLimit*k8sListPages))
+		}
+		if err := v.add(m[1], items); err != nil {
+			return Result{}, err
+		}
 	}
-	if err == nil && truncated {
-		res.Note = strings.TrimPrefix(res.Note+"; ", "; ") + fmt.Sprintf("the namespace holds more than %d objects; the first %d were read", k8sListLimit, k8sListLimit)
+	res := reduce(e, v)
+	if len(res.Readings) > k.maxSeries {
+		res.Readings = res.Readings[:k.maxSeries]
 	}
-	return res, err
+	if len(v.notes) > 0 {
+		res.Note = strings.TrimPrefix(res.Note+"; "+strings.Join(v.notes, "; "), "; ")
+	}
+	return res, nil
 }
 
-// objectMeta is the metadata every Kubernetes object carries.
-type objectMeta struct {
-	Name              string            `json:"name"`
-	Labels            map[string]string `json:"labels"`
-	Annotations       map[string]string `json:"annotations"`
-	CreationTimestamp time.Time         `json:"creationTimestamp"`
-	OwnerReferences   []struct {
-		Kind string `json:"kind"`
-		Name string `json:"name"`
-	} `json:"ownerReferences"`
+// list reads every page of one list (up to k8sListPages) and returns its
+// items, and whether more remained.
+func (k *kubernetes) list(ctx context.Context, path string) ([]json.RawMessage, bool, error) {
+	var items []json.RawMessage
+	cont := ""
+	for page := 0; page < k8sListPages; page++ {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		u := k.base + path + sep + "limit=" + strconv.Itoa(k8sListLimit)
+		if cont != "" {
+			u += "&continue=" + url.QueryEscape(cont)
+		}
+		raw, err := k.api.do(ctx, http.MethodGet, u, "", nil)
+		if err != nil {
+			return nil, false, err
+		}
+		var l list[json.RawMessage]
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return nil, false, fmt.Errorf("the answer of %s is not a Kubernetes list: %v", path, err)
+		}
+		items = append(items, l.Items...)
+		if cont = l.Metadata.Continue; cont == "" {
+			return items, false, nil
+		}
+	}
+	return items, true, nil
 }
 
-func (m objectMeta) owner(kind string) string {
-	for _, o := range m.OwnerReferences {
-		if o.Kind == kind {
-			return o.Name
-		}
+// pathNamespace is the namespace of a list path ("" for the cluster scope).
+func pathNamespace(text string) string {
+	if _, rest, ok := strings.Cut(text, "/namespaces/"); ok {
+		ns, _, _ := strings.Cut(rest, "/")
+		return ns
 	}
 	return ""
-}
-
-// ofService tells whether an object belongs to the service: one of its
-// service labels names it, or its name is the service's or starts with it
-// followed by a dash (a Deployment's ReplicaSets and pods).
-func ofService(m objectMeta, service string) bool {
-	if m.Name == service || strings.HasPrefix(m.Name, service+"-") {
-		return true
-	}
-	for _, l := range k8sServiceLabels {
-		if m.Labels[l] == service {
-			return true
-		}
-	}
-	return false
-}
-
-type containerState struct {
-	Waiting *struct {
-		Reason string `json:"reason"`
-	} `json:"waiting"`
-	Running *struct {
-		StartedAt time.Time `json:"startedAt"`
-	} `json:"running"`
-	Terminated *struct {
-		ExitCode   int       `json:"exitCode"`
-		Reason     string    `json:"reason"`
-		FinishedAt time.Time `json:"finishedAt"`
-	} `json:"terminated"`
-}
-
-// pods turns the service's pods into one reading per container: restarts,
-// the waiting reason, and the last termination's reason and exit code.
-// Containers in trouble come first.
-func (k *kubernetes) pods(e PlanEntry, raw []byte, service string) (Result, error) {
-	var list struct {
-		Items []struct {
-			Metadata objectMeta `json:"metadata"`
-			Status   struct {
-				Phase             string `json:"phase"`
-				ContainerStatuses []struct {
-					Name         string         `json:"name"`
-					Ready        bool           `json:"ready"`
-					RestartCount int            `json:"restartCount"`
-					State        containerState `json:"state"`
-					LastState    containerState `json:"lastState"`
-				} `json:"containerStatuses"`
-			} `json:"status"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return Result{}, fmt.Errorf("the answer is not a v1 PodList: %v", err)
-	}
-	var rs []analyzer.Reading
-	for _, p := range list.Items {
-		if !ofService(p.Metadata, service) {
-			continue
-		}
-		for _, cs := range p.Status.ContainerStatuses {
-			labels := map[string]string{"pod": p.Metadata.Name, "container": cs.Name, "phase": p.Status.Phase, "ready": strconv.FormatBool(cs.Ready)}
-			if o := p.Metadata.owner("ReplicaSet"); o != "" {
-				labels["replicaset"] = o
-			}
-			at := p.Metadata.CreationTimestamp
-			if cs.State.Running != nil {
-				at = cs.State.Running.StartedAt
-			}
-			if cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
-				labels["waiting"] = cs.State.Waiting.Reason
-			}
-			term := cs.LastState.Terminated
-			if cs.State.Terminated != nil {
-				term = cs.State.Terminated
-			}
-			if term != nil {
-				labels["reason"] = term.Reason
-				labels["exit_code"] = strconv.Itoa(term.ExitCode)
-				if !term.FinishedAt.IsZero() {
-					at = term.FinishedAt
-				}
-			}
-			for k, v := range labels {
-				if v == "" {
-					delete(labels, k)
-				} else {
-					labels[k] = clip.To(v, 120)
-				}
-			}
-			r := analyzer.Reading{Signal: e.Signal, Value: float64(cs.RestartCount), Unit: e.Unit, At: at.UTC(), Labels: labels}
-			r.Render(e.What)
-			rs = append(rs, r)
-		}
-	}
-	if len(rs) == 0 {
-		return Result{Note: fmt.Sprintf("no pods of %q in namespace %s", service, k.namespace)}, nil
-	}
-	trouble := func(r analyzer.Reading) bool { return r.Labels["waiting"] != "" || r.Labels["ready"] == "false" }
-	sort.SliceStable(rs, func(i, j int) bool {
-		if ti, tj := trouble(rs[i]), trouble(rs[j]); ti != tj {
-			return ti
-		}
-		return rs[i].Value > rs[j].Value
-	})
-	if len(rs) > k.maxSeries {
-		rs = rs[:k.maxSeries]
-	}
-	return Result{Readings: rs}, nil
-}
-
-// events renders the namespace's events about the service's objects in the
-// window, earliest first: "<time> Warning BackOff Pod/checkout-…: Back-off
-// restarting failed container (x12)".
-func (k *kubernetes) events(raw []byte, q Query) (Result, error) {
-	var list struct {
-		Items []struct {
-			InvolvedObject struct {
-				Kind string `json:"kind"`
-				Name string `json:"name"`
-			} `json:"involvedObject"`
-			Reason         string    `json:"reason"`
-			Message        string    `json:"message"`
-			Type           string    `json:"type"`
-			Count          int       `json:"count"`
-			FirstTimestamp time.Time `json:"firstTimestamp"`
-			LastTimestamp  time.Time `json:"lastTimestamp"`
-			EventTime      time.Time `json:"eventTime"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return Result{}, fmt.Errorf("the answer is not a v1 EventList: %v", err)
-	}
-	var lines []LogLine
-	for _, ev := range list.Items {
-		name := ev.InvolvedObject.Name
-		if name != q.Target && !strings.HasPrefix(name, q.Target+"-") {
-			continue
-		}
-		at := ev.LastTimestamp
-		if at.IsZero() {
-			at = ev.EventTime
-		}
-		if at.IsZero() {
-			at = ev.FirstTimestamp
-		}
-		if at.Before(q.Start) || at.After(q.End.Add(time.Minute)) {
-			continue
-		}
-		text := ev.Type + " " + ev.Reason + " " + ev.InvolvedObject.Kind + "/" + name + ": " + ev.Message
-		if ev.Count > 1 {
-			text += fmt.Sprintf(" (x%d since %s)", ev.Count, ev.FirstTimestamp.UTC().Format(time.RFC3339))
-		}
-		lines = append(lines, LogLine{At: at.UTC(), Text: text})
-	}
-	if len(lines) == 0 {
-		return Result{Note: fmt.Sprintf("no events about %q in namespace %s in the window", q.Target, k.namespace)}, nil
-	}
-	if len(lines) > k8sEventLines {
-		// The latest events: the earliest are often the previous episode's.
-		sort.SliceStable(lines, func(i, j int) bool { return lines[i].At.After(lines[j].At) })
-		lines = lines[:k8sEventLines]
-	}
-	return Result{Text: renderLogLines(lines, k8sEventLines)}, nil
-}
-
-// rollouts reads the service's Deployments and, for each, its ReplicaSets:
-// revision, images, when it was created (the rollout) and how many of its
-// pods are ready. Newest revision first.
-func (k *kubernetes) rollouts(e PlanEntry, depRaw, rsRaw []byte, service string) (Result, error) {
-	var deps struct {
-		Items []struct {
-			Metadata objectMeta `json:"metadata"`
-			Spec     struct {
-				Selector struct {
-					MatchLabels map[string]string `json:"matchLabels"`
-				} `json:"selector"`
-			} `json:"spec"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(depRaw, &deps); err != nil {
-		return Result{}, fmt.Errorf("the answer is not an apps/v1 DeploymentList: %v", err)
-	}
-	var sets struct {
-		Items []struct {
-			Metadata objectMeta `json:"metadata"`
-			Spec     struct {
-				Replicas *int `json:"replicas"`
-				Template struct {
-					Spec struct {
-						Containers []struct {
-							Image string `json:"image"`
-						} `json:"containers"`
-					} `json:"spec"`
-				} `json:"template"`
-			} `json:"spec"`
-			Status struct {
-				ReadyReplicas int `json:"readyReplicas"`
-			} `json:"status"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal(rsRaw, &sets); err != nil {
-		return Result{}, fmt.Errorf("the answer is not an apps/v1 ReplicaSetList: %v", err)
-	}
-	mine := map[string]bool{}
-	for _, d := range deps.Items {
-		m := d.Metadata
-		for _, l := range k8sServiceLabels {
-			if d.Spec.Selector.MatchLabels[l] == service {
-				m.Labels = map[string]string{l: service}
-			}
-		}
-		if ofService(m, service) || ofService(d.Metadata, service) {
-			mine[d.Metadata.Name] = true
-		}
-	}
-	var rs []analyzer.Reading
-	for _, s := range sets.Items {
-		dep := s.Metadata.owner("Deployment")
-		if !mine[dep] {
-			continue
-		}
-		rev, err := strconv.Atoi(s.Metadata.Annotations["deployment.kubernetes.io/revision"])
-		if err != nil {
-			continue
-		}
-		var images []string
-		for _, c := range s.Spec.Template.Spec.Containers {
-			images = append(images, c.Image)
-		}
-		desired := 0
-		if s.Spec.Replicas != nil {
-			desired = *s.Spec.Replicas
-		}
-		r := analyzer.Reading{Signal: e.Signal, Value: float64(rev), Unit: e.Unit, At: s.Metadata.CreationTimestamp.UTC(), Labels: map[string]string{
-			"deployment": dep, "replicaset": s.Metadata.Name, "image": clip.To(strings.Join(images, ","), 200),
-			"ready": fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, desired),
-		}}
-		r.Render(e.What)
-		rs = append(rs, r)
-	}
-	if len(rs) == 0 {
-		return Result{Note: fmt.Sprintf("no Deployment of %q in namespace %s", service, k.namespace)}, nil
-	}
-	sort.SliceStable(rs, func(i, j int) bool {
-		if rs[i].Labels["deployment"] != rs[j].Labels["deployment"] {
-			return rs[i].Labels["deployment"] < rs[j].Labels["deployment"]
-		}
-		return rs[i].Value > rs[j].Value
-	})
-	if len(rs) > k.maxSeries {
-		rs = rs[:k.maxSeries]
-	}
-	return Result{Readings: rs}, nil
 }
 
 // explainK8s is a Status object's reason and message ("Forbidden: pods is
@@ -461,5 +308,5 @@ func explainK8s(_ int, body []byte) string {
 	if json.Unmarshal(body, &st) == nil && st.Kind == "Status" {
 		return strings.TrimPrefix(st.Reason+": "+st.Message, ": ")
 	}
-	return string(body)
+	return string(bytes.TrimSpace(body))
 }

@@ -61,15 +61,18 @@ func TestKubernetesReadsAnOOMCrashLoop(t *testing.T) {
 		pods[0].Labels["replicaset"] != "checkout-7d9f8c6b5" || pods[0].Labels["waiting"] != "CrashLoopBackOff" {
 		t.Fatalf("pods: %+v", pods)
 	}
-	if !strings.Contains(res["events"].Text, "Warning BackOff Pod/checkout-7d9f8c6b5-x2k4q: Back-off restarting failed container") {
-		t.Fatalf("events: %q", res["events"].Text)
+	ev := res["events"].Readings
+	if len(ev) != 1 || ev[0].Labels["reason"] != "BackOff" || ev[0].Value != 14 || ev[0].Labels["workload"] != "deployment/checkout" ||
+		!strings.Contains(ev[0].Line, "Warning BackOff Pod/checkout-7d9f8c6b5-x2k4q (deployment/checkout): Back-off restarting failed container") {
+		t.Fatalf("events: %+v", ev)
 	}
 	plan := k8sPlan(cfg, alertScope(now))
 	if !strings.HasPrefix(plan.Queries[0].Text, "GET /api/v1/namespaces/shop/pods") {
 		t.Fatalf("query text: %s", plan.Queries[0].Text)
 	}
 	rep := analyzer.Investigate(analyzer.RoleInfrastructure, analyzer.Input{Title: "checkout degraded", Service: "checkout", Gathered: gatheredOf(cfg, plan, res)})
-	if len(rep.Findings) == 0 || rep.Findings[0].Category != analyzer.CategoryMemoryExhaustion || !strings.Contains(rep.Findings[0].Citation, `reason="OOMKilled"`) {
+	if len(rep.Findings) == 0 || rep.Findings[0].Category != analyzer.CategoryMemoryExhaustion || !strings.Contains(rep.Findings[0].Citation, "last terminated OOMKilled (exit code 137)") ||
+		rep.Findings[0].Culprit == nil || rep.Findings[0].Culprit.String() != "deployment shop/checkout" || rep.Findings[0].Mechanism != "oom_killed" {
 		t.Fatalf("infrastructure findings: %+v", rep.Findings)
 	}
 	deploy := analyzer.Investigate(analyzer.RoleDeployments, analyzer.Input{Title: "checkout degraded", Service: "checkout", Gathered: gatheredOf(cfg, plan, res)})

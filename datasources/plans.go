@@ -60,6 +60,11 @@ var (
 	logsDeploy  = []string{analyzer.RoleDeployments, analyzer.RoleLogs}
 	infraDeploy = []string{analyzer.RoleDeployments, analyzer.RoleInfrastructure}
 	deployOnly  = []string{analyzer.RoleDeployments}
+	// A cluster's pods and events say something to every agent that reads
+	// the cluster: the node, the Service in front, the rollout.
+	k8sWide      = []string{analyzer.RoleDeployments, analyzer.RoleInfrastructure, analyzer.RoleNetwork}
+	networkInfra = []string{analyzer.RoleInfrastructure, analyzer.RoleNetwork}
+	infraNetwork = []string{analyzer.RoleInfrastructure, analyzer.RoleNetwork}
 )
 
 // logErrorFilter is the line filter of the log queries: error-level lines
@@ -182,14 +187,34 @@ var Plans = []PlanEntry{
 		What: "error log lines in the window, first seen", Unit: analyzer.UnitCount, Source: "_search",
 		Query: "error-level documents of the service in the window, earliest first"},
 
-	// Kubernetes API: the service's pods, the namespace's events, its rollouts.
-	{ID: "pods", Type: TypeKubernetes, Agents: infraDeploy, Signal: analyzer.SignalContainerStatus,
-		What: "container restarts", Unit: analyzer.UnitCount, Source: "core/v1 Pods", Query: "/api/v1/namespaces/{namespace}/pods"},
-	{ID: "events", Type: TypeKubernetes, Agents: infraDeploy, Source: "core/v1 Events",
-		What: "event", Query: "/api/v1/namespaces/{namespace}/events"},
+	// Kubernetes API, read-only: every object of the alert's namespace that
+	// can be at fault, the nodes, and the kube-system pods that run them.
+	// The first path of each entry is what it reads; the others add context.
+	{ID: "pods", Type: TypeKubernetes, Agents: k8sWide, Signal: analyzer.SignalContainerStatus,
+		What: "container restarts", Unit: analyzer.UnitCount, Source: "core/v1 Pods",
+		Query: "/api/v1/namespaces/{namespace}/pods /apis/apps/v1/namespaces/{namespace}/replicasets"},
+	{ID: "events", Type: TypeKubernetes, Agents: k8sWide, Signal: analyzer.SignalK8sEvent, Unit: analyzer.UnitCount, Source: "core/v1 Events",
+		What: "event", Query: "/api/v1/namespaces/{namespace}/events /api/v1/namespaces/{namespace}/pods /apis/apps/v1/namespaces/{namespace}/replicasets"},
 	{ID: "rollouts", Type: TypeKubernetes, Agents: deployOnly, Signal: analyzer.SignalRollout,
 		What: "ReplicaSet revision", Unit: analyzer.UnitCount, Source: "apps/v1 Deployments and ReplicaSets",
 		Query: "/apis/apps/v1/namespaces/{namespace}/deployments /apis/apps/v1/namespaces/{namespace}/replicasets"},
+	{ID: "workloads", Type: TypeKubernetes, Agents: infraDeploy, Signal: analyzer.SignalWorkload, Unit: analyzer.UnitCount,
+		What: "workload", Source: "apps/v1 Deployments, StatefulSets, DaemonSets; core/v1 ServiceAccounts",
+		Query: "/apis/apps/v1/namespaces/{namespace}/deployments /apis/apps/v1/namespaces/{namespace}/statefulsets " +
+			"/apis/apps/v1/namespaces/{namespace}/daemonsets /api/v1/namespaces/{namespace}/serviceaccounts"},
+	{ID: "services", Type: TypeKubernetes, Agents: networkInfra, Signal: analyzer.SignalServiceRouting, Unit: analyzer.UnitCount,
+		What: "Service", Source: "core/v1 Services and Endpoints, discovery/v1 EndpointSlices, core/v1 Pods",
+		Query: "/api/v1/namespaces/{namespace}/services /api/v1/namespaces/{namespace}/pods " +
+			"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices /api/v1/namespaces/{namespace}/endpoints"},
+	{ID: "nodes", Type: TypeKubernetes, Agents: infraNetwork, Signal: analyzer.SignalNodeStatus, Unit: analyzer.UnitFlag,
+		What: "node", Source: "core/v1 Nodes, kube-system Pods and DaemonSets, node events",
+		Query: "/api/v1/nodes /api/v1/namespaces/kube-system/pods /apis/apps/v1/namespaces/kube-system/daemonsets " +
+			"/api/v1/namespaces/default/events?fieldSelector=involvedObject.kind=Node"},
+	{ID: "quotas", Type: TypeKubernetes, Agents: infraOnly, Signal: analyzer.SignalQuota, Unit: analyzer.UnitCount,
+		What: "quota", Source: "core/v1 ResourceQuotas", Query: "/api/v1/namespaces/{namespace}/resourcequotas"},
+	{ID: "volumes", Type: TypeKubernetes, Agents: infraOnly, Signal: analyzer.SignalVolumeClaim, Unit: analyzer.UnitFlag,
+		What: "volume claim", Source: "core/v1 PersistentVolumeClaims and PersistentVolumes, storage/v1 StorageClasses",
+		Query: "/api/v1/namespaces/{namespace}/persistentvolumeclaims /api/v1/persistentvolumes /apis/storage.k8s.io/v1/storageclasses"},
 
 	// Endpoints probed directly: settings.targets and endpoints the alert names.
 	{ID: "dns", Type: TypeProbe, Agents: networkOnly, Signal: analyzer.SignalDNSLookup,

@@ -193,6 +193,14 @@ func TestQueryPlansAreDocumented(t *testing.T) {
 		if !strings.Contains(text, "`"+e.ID+"`") {
 			t.Errorf("plan entry %s (%s) is not in docs/query-plans.md", e.ID, e.Type)
 		}
+		if e.Type == TypeKubernetes {
+			for _, path := range strings.Fields(e.Query) {
+				tail := path[strings.LastIndexByte(path, '/')+1:]
+				if !strings.Contains(text, "`"+path+"`") && !strings.Contains(text, "`…/"+tail+"`") {
+					t.Errorf("path %s of %s is not in docs/query-plans.md", path, e.ID)
+				}
+			}
+		}
 		if e.Type == TypePrometheus {
 			for _, m := range metricNames(e.Query) {
 				if !strings.Contains(text, m) {

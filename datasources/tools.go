@@ -36,6 +36,7 @@ const (
 	ToolGetPods         = "get_pods"
 	ToolGetEvents       = "get_events"
 	ToolGetRollouts     = "get_rollouts"
+	ToolGetCluster      = "get_cluster_objects"
 	ToolQueryPostgres   = "query_postgres"
 	ToolProbeEndpoint   = "probe_endpoint"
 )
@@ -45,16 +46,19 @@ const (
 var toolDefs = []struct {
 	name, description string
 	types             []string
-	entry             string
-	target            bool
+	// entries, when set, are the only plan entries the tool runs.
+	entries []string
+	target  bool
 }{
-	{ToolQueryPrometheus, "Run one of the predefined PromQL queries for the incident's service over a part of the incident window.", []string{TypePrometheus}, "", false},
-	{ToolQueryLogs, "Read the service's error-level log lines (Loki or Elasticsearch) over a part of the incident window.", []string{TypeLoki, TypeElasticsearch}, "", false},
-	{ToolGetPods, "List the service's pods: phase, restarts, last termination reason and exit code.", []string{TypeKubernetes}, "pods", false},
-	{ToolGetEvents, "List the Kubernetes events of the service's namespace in the incident window.", []string{TypeKubernetes}, "events", false},
-	{ToolGetRollouts, "List the service's Deployments and ReplicaSets: images, revisions and rollout times.", []string{TypeKubernetes}, "rollouts", false},
-	{ToolQueryPostgres, "Run one of the predefined read-only PostgreSQL diagnostic queries.", []string{TypePostgres}, "", false},
-	{ToolProbeEndpoint, "Probe one of the known endpoints: DNS resolution, TCP connect or TLS certificate.", []string{TypeProbe}, "", true},
+	{ToolQueryPrometheus, "Run one of the predefined PromQL queries for the incident's service over a part of the incident window.", []string{TypePrometheus}, nil, false},
+	{ToolQueryLogs, "Read the service's error-level log lines (Loki or Elasticsearch) over a part of the incident window.", []string{TypeLoki, TypeElasticsearch}, nil, false},
+	{ToolGetPods, "List the namespace's pods: phase, scheduling, waiting reasons, restarts, last termination reason and exit code, probes and ports of those in trouble.", []string{TypeKubernetes}, []string{"pods"}, false},
+	{ToolGetEvents, "List the Kubernetes events of the service's namespace in the incident window.", []string{TypeKubernetes}, []string{"events"}, false},
+	{ToolGetRollouts, "List the service's Deployments and ReplicaSets: images, revisions and rollout times.", []string{TypeKubernetes}, []string{"rollouts"}, false},
+	{ToolGetCluster, "Read the namespace's other objects: workloads (ready against desired, failing conditions, service accounts), Services against the pods they select and the addresses workloads are configured with, nodes and kube-system agents, ResourceQuotas, PersistentVolumeClaims.",
+		[]string{TypeKubernetes}, []string{"workloads", "services", "nodes", "quotas", "volumes"}, false},
+	{ToolQueryPostgres, "Run one of the predefined read-only PostgreSQL diagnostic queries.", []string{TypePostgres}, nil, false},
+	{ToolProbeEndpoint, "Probe one of the known endpoints: DNS resolution, TCP connect or TLS certificate.", []string{TypeProbe}, nil, true},
 }
 
 // ToolsFor lists the tools of role's domain: those with at least one plan
@@ -67,7 +71,7 @@ func ToolsFor(role string, sourceTypes []string) []Tool {
 			if !slices.Contains(d.types, e.Type) || !slices.Contains(sourceTypes, e.Type) || !slices.Contains(e.Agents, role) {
 				continue
 			}
-			if d.entry != "" && e.ID != d.entry {
+			if d.entries != nil && !slices.Contains(d.entries, e.ID) {
 				continue
 			}
 			if !slices.Contains(entries, e.ID) {
