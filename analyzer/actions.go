@@ -19,6 +19,13 @@ var labels = map[string]string{
 	CategoryQueueBacklog:           "a queue backlog",
 	CategoryCacheFailure:           "a cache failure",
 	CategoryUnknown:                "an undetermined cause",
+	CategorySchedulingFailure:      "pods the scheduler cannot place",
+	CategoryAdmissionRejected:      "pods refused at admission",
+	CategoryImagePullFailure:       "an image that cannot be pulled",
+	CategoryProbeFailure:           "a failing health probe",
+	CategoryServiceMisrouting:      "traffic routed to no backend",
+	CategoryNodeFailure:            "a failed node",
+	CategoryNetworkDegradation:     "degraded network traffic",
 }
 
 var mechanism = map[string]string{
@@ -37,6 +44,13 @@ var mechanism = map[string]string{
 	CategoryRateLimited:            "Requests are rejected by a rate limit or quota.",
 	CategoryQueueBacklog:           "Messages arrive faster than consumers process them, so the backlog grows.",
 	CategoryCacheFailure:           "The cache stopped serving hits, so load falls through to the backing store.",
+	CategorySchedulingFailure:      "The scheduler finds no node that fits the pods, so they stay Pending.",
+	CategoryAdmissionRejected:      "The API server refuses to create the pods (a quota, a missing service account, a webhook or policy).",
+	CategoryImagePullFailure:       "The kubelet cannot pull the container image, so the containers never start.",
+	CategoryProbeFailure:           "A liveness or readiness probe that does not match the application fails, so the kubelet restarts the containers or takes them out of service.",
+	CategoryServiceMisrouting:      "Requests are sent where no ready backend answers (a selector, port or address that matches nothing).",
+	CategoryNodeFailure:            "A node, its agents or the control plane stopped working, taking its pods down with it.",
+	CategoryNetworkDegradation:     "Traffic to the pods is slowed or loses packets, so probes and requests time out.",
 }
 
 func label(cat string) string {
@@ -122,19 +136,56 @@ var actionTemplates = map[string][]string{
 		"Protect the backing store from the miss storm: request coalescing, rate limits.",
 		"Alert on cache hit ratio and cache node health.",
 	},
+	CategorySchedulingFailure: {
+		"Make room for {obj}: lower its resource requests, relax its placement rules, or add or uncordon nodes that fit it.",
+		"Confirm its pods leave Pending and become Ready.",
+	},
+	CategoryAdmissionRejected: {
+		"Fix what refuses {obj}: raise or free the quota, create the missing service account, or change the pod spec to meet the policy.",
+		"Confirm the controller creates the missing pods.",
+	},
+	CategoryImagePullFailure: {
+		"Point {obj} at an image that exists and that the cluster may pull (tag, registry credentials, registry reachability), or roll it back.",
+		"Confirm its containers start.",
+	},
+	CategoryProbeFailure: {
+		"Correct the probe of {obj} to the port, path and timing the application really serves.",
+		"Confirm its pods stay Ready without restarts.",
+	},
+	CategoryServiceMisrouting: {
+		"Fix {obj} so it reaches ready pods: its selector, its target port or protocol, or the address its callers use.",
+		"Confirm the Service has ready endpoints and callers succeed.",
+	},
+	CategoryNodeFailure: {
+		"Restore {obj} (kubelet, container runtime, kube-proxy or the control-plane component), or drain it and replace it.",
+		"Confirm its pods are rescheduled or Ready again.",
+	},
+	CategoryNetworkDegradation: {
+		"Find what slows or drops traffic to {obj} (network policy, CNI, a noisy node, a fault injected by a chaos tool) and remove it.",
+		"Confirm probe and request latencies return to normal.",
+	},
 	CategoryUnknown: {
 		"Keep monitoring {svc}; the evidence does not point to a specific cause.",
 		"Collect logs, metrics and recent changes around the onset and run another investigation pass.",
 	},
 }
 
-func actions(cat, svc string) []string {
+// actions are the recommended steps for a category, naming the service and
+// the culprit.
+func actions(cat, svc string, culprit *Culprit) []string {
 	if svc == "" {
 		svc = "the service"
 	}
+	obj := svc
+	if culprit != nil {
+		obj = culprit.String()
+		if svc == "the service" {
+			svc = obj
+		}
+	}
 	out := []string{}
 	for _, t := range actionTemplates[cat] {
-		out = append(out, strings.ReplaceAll(t, "{svc}", svc))
+		out = append(out, strings.NewReplacer("{svc}", svc, "{obj}", obj).Replace(t))
 	}
 	return out
 }

@@ -138,6 +138,12 @@ type Finding struct {
 	// Citation is a verbatim quote from the input (whitespace-insensitive) or a
 	// field reference such as "title", "service", "tags.region", "metadata.p95_ms".
 	Citation string `json:"citation"`
+	// Mechanism says how the category's fault came about (Mechanisms), when
+	// the finding can tell.
+	Mechanism string `json:"mechanism,omitempty"`
+	// Culprit is the object the finding blames, named as the input names it;
+	// nil when the finding blames none.
+	Culprit *Culprit `json:"culprit,omitempty"`
 }
 
 // AgentReport is the output of one agent; failed agents produce none.

@@ -381,7 +381,7 @@ func TestNormalizeSeverity(t *testing.T) {
 }
 
 func TestValidCategoryAndRoles(t *testing.T) {
-	if len(Categories) != 16 || !ValidCategory(CategoryUnknown) || ValidCategory("other") {
+	if len(Categories) != 23 || !ValidCategory(CategoryUnknown) || ValidCategory("other") {
 		t.Fatal("categories wrong")
 	}
 	if !reflect.DeepEqual(Roles, []string{"database", "deployments", "infrastructure", "logs", "metrics", "network"}) {

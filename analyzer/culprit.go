@@ -1,6 +1,11 @@
 package analyzer
 
-import "slices"
+import (
+	"net"
+	"regexp"
+	"slices"
+	"strings"
+)
 
 // Culprit is the one object whose fault started the chain, named as the
 // tenant's systems name it: the object an SRE changes to end the incident.
@@ -69,3 +74,127 @@ func ValidMechanism(category, m string) bool {
 
 // ValidCulpritKind reports whether k is one of CulpritKinds.
 func ValidCulpritKind(k string) bool { return slices.Contains(CulpritKinds, k) }
+
+// podNameRe is a pod of a Deployment (<deployment>-<template hash>-<suffix>)
+// or of a StatefulSet (<statefulset>-<ordinal>), as the controllers name them.
+var (
+	deploymentPodRe  = regexp.MustCompile(`^(.+)-[bcdfghjklmnpqrstvwxz2456789]{5,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
+	statefulSetPodRe = regexp.MustCompile(`^(.+)-\d+$`)
+)
+
+// podWorkload names the workload a pod most likely belongs to, by the names
+// its controller gives pods; a pod named otherwise is its own culprit.
+func podWorkload(pod, namespace string) Culprit {
+	if m := deploymentPodRe.FindStringSubmatch(pod); m != nil {
+		return Culprit{Kind: KindDeployment, Name: m[1], Namespace: namespace}
+	}
+	if m := statefulSetPodRe.FindStringSubmatch(pod); m != nil {
+		return Culprit{Kind: KindStatefulSet, Name: m[1], Namespace: namespace}
+	}
+	return Culprit{Kind: KindPod, Name: pod, Namespace: namespace}
+}
+
+// readingCulprit names the object a measured reading is about, by the
+// labels its exporter gives the series: a container's pod (its workload),
+// a node_exporter instance (the host), a volume claim, a probed endpoint,
+// a database server, a consumer group. Nil when the labels name none.
+func readingCulprit(r *Reading, category string) *Culprit {
+	l := r.Labels
+	hostOf := func(instance string) string {
+		if h, _, err := net.SplitHostPort(instance); err == nil {
+			return h
+		}
+		return instance
+	}
+	switch {
+	case l["workload"] != "":
+		c := workloadCulprit(l["workload"], l["namespace"], l["pod"])
+		return &c
+	case l["persistentvolumeclaim"] != "":
+		return &Culprit{Kind: KindPersistentVolumeClaim, Name: l["persistentvolumeclaim"], Namespace: l["namespace"]}
+	case l["pod"] != "":
+		c := podWorkload(l["pod"], l["namespace"])
+		return &c
+	case l["consumergroup"] != "":
+		return &Culprit{Kind: KindService, Name: l["consumergroup"]}
+	}
+	switch r.Signal {
+	case SignalDBConnections, SignalRoleConnections, SignalLockWait, SignalLockWaits, SignalSlowStatement, SignalStatementMeanTime, SignalCacheUp, SignalCacheEvictions, SignalCacheHitRatio:
+		if name := firstOr(l["server"], firstOr(l["instance"], l["dimension_DBInstanceIdentifier"])); name != "" {
+			return &Culprit{Kind: KindDatabase, Name: hostOf(name)}
+		}
+		if l["database"] != "" {
+			return &Culprit{Kind: KindDatabase, Name: l["database"]}
+		}
+	case SignalProbeSuccess, SignalProbeResolved, SignalCertExpiry, SignalDNSLookup, SignalTCPConnect, SignalTLSHandshake:
+		if name := firstOr(l["instance"], firstOr(l["target"], l["host"])); name != "" {
+			return &Culprit{Kind: KindEndpoint, Name: name}
+		}
+	case SignalFilesystemFree, SignalInodesFree, SignalMemoryUsage, SignalCPUUsage:
+		if l["instance"] != "" {
+			return &Culprit{Kind: KindHost, Name: hostOf(l["instance"])}
+		}
+	}
+	return nil
+}
+
+// fallbackCulprit names the culprit of an answer whose findings blame no
+// object: the alert's service, else the object its labels name.
+func fallbackCulprit(in Input, category string) *Culprit {
+	if in.Service != "" {
+		return &Culprit{Kind: KindService, Name: in.Service, Namespace: in.Tags["namespace"]}
+	}
+	for _, k := range []struct{ tag, kind string }{{"service", KindService}, {"app", KindService}, {"deployment", KindDeployment},
+		{"pod", KindPod}, {"instance", KindHost}, {"host", KindHost}, {"job", KindService}} {
+		if v := in.Tags[k.tag]; v != "" {
+			ns := ""
+			if k.kind == KindDeployment || k.kind == KindPod {
+				ns = in.Tags["namespace"]
+			}
+			return &Culprit{Kind: k.kind, Name: v, Namespace: ns}
+		}
+	}
+	if ns := in.Tags["namespace"]; ns != "" {
+		return &Culprit{Kind: KindService, Name: ns}
+	}
+	return &Culprit{Kind: KindService, Name: firstOr(strings.TrimSpace(in.Title), category)}
+}
+
+// culpritNamed reports whether the input names the culprit: an object the
+// answer blames must be one the evidence shows, never an invented one.
+func culpritNamed(in Input, c *Culprit) bool {
+	if c == nil {
+		return true
+	}
+	if !ValidCulpritKind(c.Kind) || strings.TrimSpace(c.Name) == "" {
+		return false
+	}
+	if c.Kind == KindChange {
+		for _, ch := range in.Changes {
+			if ch.ID == c.Name {
+				return true
+			}
+		}
+		return false
+	}
+	q := squash(c.Name)
+	if in.Service == c.Name || strings.Contains(squash(in.Title), q) || strings.Contains(squash(in.Description), q) {
+		return true
+	}
+	for _, v := range in.Tags {
+		if v == c.Name {
+			return true
+		}
+	}
+	for _, e := range in.Context {
+		if strings.Contains(squash(e), q) {
+			return true
+		}
+	}
+	for _, g := range in.Gathered {
+		if strings.Contains(squash(g.Text), q) {
+			return true
+		}
+	}
+	return false
+}

@@ -22,6 +22,9 @@ type hit struct {
 	stated bool
 	// fromRecord marks the reasoning over recorded changes (attribution.go).
 	fromRecord bool
+	// mech and culprit say how and where, when the signal can tell.
+	mech    string
+	culprit *Culprit
 }
 
 // Bounds of what one agent reads. An incident's description and context are
@@ -115,7 +118,8 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 	c := buildCorpus(BoundInput(in.ForRole(role)))
 	var hits []hit
 	readings := func(c *corpus) []hit {
-		return append(readingHits(c.in.Gathered, role), rolloutHits(c.in.Gathered, role)...)
+		hits := append(readingHits(c.in.Gathered, role), rolloutHits(c.in.Gathered, role)...)
+		return append(hits, clusterHits(c.in.Gathered, role, c.in)...)
 	}
 	for _, phase := range []func(*corpus) []hit{ruleHits, numericHits, readings, statedChangeHits, attributionHits} {
 		if err := ctx.Err(); err != nil {
@@ -134,10 +138,14 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 			continue
 		}
 		key := h.cat + "|" + h.stance + "|" + squash(h.citation)
+		if h.culprit != nil {
+			key += "|" + h.culprit.String()
+		}
 		if i, ok := seen[key]; ok {
 			if h.str > rep.Findings[i].Strength {
 				rep.Findings[i].Strength = round2(h.str)
 				rep.Findings[i].Summary = summarize(h)
+				rep.Findings[i].Mechanism = h.mech
 			}
 			continue
 		}
@@ -149,6 +157,8 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 			Strength:  round2(h.str),
 			Summary:   summarize(h),
 			Citation:  h.citation,
+			Mechanism: h.mech,
+			Culprit:   h.culprit,
 		})
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {

@@ -90,6 +90,49 @@ const (
 	// At its creation (when that revision rolled out). Labels: deployment,
 	// replicaset, image, ready ("ready/desired" pods).
 	SignalRollout = "rollout"
+
+	// The state of a cluster's objects, as the Kubernetes API reports it
+	// (docs/query-plans.md). Every one carries the object's namespace and
+	// name, and "workload" (kind/name of the Deployment, StatefulSet or
+	// DaemonSet that owns a pod) where there is one.
+
+	// SignalPodPending: a pod not running; Labels: pod, workload, phase,
+	// scheduled ("false" when the scheduler could not place it), reason and
+	// message of its PodScheduled condition, claims (its PVCs),
+	// node_selector, affinity (node, pod, anti), age.
+	SignalPodPending = "pod_pending"
+	// SignalK8sEvent: one event; Value is its count, At its last time.
+	// Labels: object (Kind/name), workload, type, reason, message, first.
+	SignalK8sEvent = "k8s_event"
+	// SignalWorkload: a Deployment, StatefulSet or DaemonSet; Value is its
+	// ready pods, Limit the desired. Labels: workload, condition (the first
+	// failing condition: type, reason, message), serviceaccount and
+	// serviceaccount_missing, images.
+	SignalWorkload = "workload_status"
+	// SignalServiceRouting: a Service; Value is its ready endpoints. Labels:
+	// service, selector, matching (pods the selector matches), ready_pods,
+	// issue ("selector", "target_port", "protocol", "no_endpoints") and
+	// detail.
+	SignalServiceRouting = "service_routing"
+	// SignalEnvAddress: a workload's configured address that names no
+	// Service of the namespace, or a port its Service does not serve.
+	// Labels: workload, container, env, address, issue ("no_service",
+	// "port"), detail.
+	SignalEnvAddress = "env_address"
+	// SignalNodeStatus: a node; Value is 1 when Ready, else 0. Labels: node,
+	// ready (True, False, Unknown), reason, message, since, unschedulable,
+	// taints, pressure (the pressure conditions that hold).
+	SignalNodeStatus = "node_status"
+	// SignalNodeAgent: a node agent or control-plane component of
+	// kube-system; Value is 1 when it runs and is ready. Labels: component,
+	// pod, node, issue ("not_ready", "waiting", "missing"), detail.
+	SignalNodeAgent = "node_agent"
+	// SignalQuota: one resource of a ResourceQuota; Value is used, Limit
+	// hard. Labels: resourcequota, resource.
+	SignalQuota = "quota_usage"
+	// SignalVolumeClaim: a PersistentVolumeClaim; Value is 1 when Bound.
+	// Labels: pvc, phase, storageclass, issue ("no_class", "no_volume").
+	SignalVolumeClaim = "volume_claim"
 )
 
 // Units a Reading's value can be in; they decide how a line renders it.
@@ -326,8 +369,6 @@ func judge(r *Reading) (judgement, bool) {
 		if r.Value >= 1 {
 			return describes(0.35, "%s error log line(s) in the window, the first at %s", formatValue(r.Value, UnitCount, r.At), r.At.UTC().Format(time.RFC3339))
 		}
-	case SignalContainerStatus:
-		return judgeContainer(r)
 	case SignalCPUUsage:
 		return against(CategoryCPUSaturation, 0.9, 0.5, 0.55, 0.75, 0.3, "CPU use at %.0f%% of its limit")
 	case SignalCPUThrottling:
@@ -457,26 +498,6 @@ func judge(r *Reading) (judgement, bool) {
 	return judgement{}, false
 }
 
-// judgeContainer reads a container's state: the kernel's OOM killer ends a
-// container as OOMKilled with exit code 137 (128 + SIGKILL); 137 without
-// that reason is a SIGKILL whose sender is unknown, most often the same
-// killer seen through a runtime that did not record it.
-func judgeContainer(r *Reading) (judgement, bool) {
-	reason, code, waiting := r.Labels["reason"], r.Labels["exit_code"], r.Labels["waiting"]
-	switch {
-	case strings.EqualFold(reason, "OOMKilled"):
-		return supports(CategoryMemoryExhaustion, ramp(r.Value, 1, 5, 0.88, 0.93), "container %s terminated as OOMKilled (exit code %s) after %s restart(s)",
-			r.Labels["container"], firstOr(code, "137"), formatValue(r.Value, UnitCount, r.At))
-	case code == "137":
-		return supports(CategoryMemoryExhaustion, 0.55, "container %s killed with exit code 137 (SIGKILL, as the OOM killer sends)", r.Labels["container"])
-	case waiting != "":
-		return describes(0.4, "container %s waiting in %s", r.Labels["container"], waiting)
-	case r.Value >= 1 && reason != "":
-		return describes(0.3, "container %s restarted %s time(s), last terminated as %s", r.Labels["container"], formatValue(r.Value, UnitCount, r.At), reason)
-	}
-	return judgement{}, false
-}
-
 func firstOr(v, def string) string {
 	if v == "" {
 		return def
@@ -542,8 +563,11 @@ func readingHits(gathered []Excerpt, role string) []hit {
 			if k.j.stance == StanceRefutes && supported[k.j.cat] {
 				continue
 			}
-			out = append(out, hit{cat: k.j.cat, stance: k.j.stance, str: k.j.str, what: k.j.what(),
-				roles: []string{role}, citation: k.r.Line, stated: true})
+			h := hit{cat: k.j.cat, stance: k.j.stance, str: k.j.str, what: k.j.what(), roles: []string{role}, citation: k.r.Line, stated: true}
+			if h.stance == StanceSupports && h.cat != "" {
+				h.culprit = readingCulprit(k.r, h.cat)
+			}
+			out = append(out, h)
 		}
 	}
 	return out

@@ -31,6 +31,14 @@ func failingContainer(r *Reading) bool {
 	return r.Value >= 1 && (l["reason"] != "" && l["reason"] != "Completed" || l["ready"] == "false")
 }
 
+// explainedElsewhere tells a container whose failure names its own cause
+// (an image that cannot be pulled, configuration that does not exist): the
+// cluster reading blames that, not the rollout that brought it.
+func explainedElsewhere(r *Reading) bool {
+	w := r.Labels["waiting"]
+	return pullWaitingReasons[w] || w == "CreateContainerConfigError"
+}
+
 // rolloutHits is the deployments agent's reading of Kubernetes: when the pods
 // failing all belong to a Deployment's newest ReplicaSet, created shortly
 // before they began failing, while its previous ReplicaSet's pods keep
@@ -58,7 +66,7 @@ func rolloutHits(gathered []Excerpt, role string) []hit {
 			byDeployment[d] = append(byDeployment[d], rs{r, int(r.Value)})
 		case SignalContainerStatus:
 			set := r.Labels["replicaset"]
-			if set != "" {
+			if set != "" && !explainedElsewhere(r) {
 				pods[set] = append(pods[set], podState{r, failingContainer(r)})
 			}
 		}
@@ -92,6 +100,7 @@ func rolloutHits(gathered []Excerpt, role string) []hit {
 			}
 		}
 		rev := strconv.Itoa(newest.revision)
+		culprit := &Culprit{Kind: KindDeployment, Name: d, Namespace: newest.r.Labels["namespace"]}
 		switch {
 		case newFailing == 0:
 			continue
@@ -108,7 +117,8 @@ func rolloutHits(gathered []Excerpt, role string) []hit {
 				str = 0.82
 				what += fmt.Sprintf(", while %d of the previous revision's keep running", oldHealthy)
 			}
-			out = append(out, hit{cat: CategoryBadDeployment, stance: StanceSupports, str: str, roles: rDeploy, stated: true, what: what, citation: newest.r.Line})
+			out = append(out, hit{cat: CategoryBadDeployment, stance: StanceSupports, str: str, roles: rDeploy, stated: true, what: what, citation: newest.r.Line,
+				culprit: culprit, mech: MechanismOther})
 		}
 	}
 	return out

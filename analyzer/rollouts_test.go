@@ -77,25 +77,45 @@ func TestRolloutReasoning(t *testing.T) {
 }
 
 // TestContainerTerminations: OOMKilled is memory exhaustion; exit 137 alone
-// is, more weakly; an application error is only a symptom.
+// is, more weakly, unless the kubelet killed the container for a failed
+// liveness probe; an application error is only a symptom.
 func TestContainerTerminations(t *testing.T) {
 	at := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
 	cases := []struct {
 		reason, code string
+		probeKill    bool
 		cat          string
 		min, max     float64
 	}{
-		{"OOMKilled", "137", CategoryMemoryExhaustion, 0.85, 0.95},
-		{"Error", "137", CategoryMemoryExhaustion, 0.5, 0.6},
-		{"Error", "1", "", 0, 0.5},
+		{"OOMKilled", "137", false, CategoryMemoryExhaustion, 0.85, 0.95},
+		{"Error", "137", false, CategoryMemoryExhaustion, 0.5, 0.6},
+		{"Error", "137", true, "", 0, 0},
+		{"Error", "1", false, "", 0, 0},
 	}
 	for _, c := range cases {
 		r := Reading{Signal: SignalContainerStatus, Value: 4, Unit: UnitCount, At: at,
-			Labels: map[string]string{"pod": "checkout-a", "container": "checkout", "reason": c.reason, "exit_code": c.code}}
+			Labels: map[string]string{"namespace": "shop", "pod": "checkout-7d9f8c6b5-x2k4q", "container": "checkout", "workload": "deployment/checkout",
+				"reason": c.reason, "exit_code": c.code}}
 		r.Render("container restarts")
-		j, ok := judge(&r)
-		if !ok || j.cat != c.cat || j.str < c.min || j.str > c.max || j.stance != StanceSupports {
-			t.Errorf("%s/%s: %+v %v", c.reason, c.code, j, ok)
+		rs := []Reading{r}
+		if c.probeKill {
+			ev := Reading{Signal: SignalK8sEvent, Value: 4, At: at, Labels: map[string]string{"namespace": "shop", "kind": "Pod", "name": "checkout-7d9f8c6b5-x2k4q",
+				"object": "Pod/checkout-7d9f8c6b5-x2k4q", "reason": "Killing", "type": "Normal", "message": "Container checkout failed liveness probe, will be restarted"}}
+			ev.Render("event")
+			rs = append(rs, ev)
+		}
+		hits := clusterHits([]Excerpt{{Text: ReadingsText(rs), Readings: rs, Measured: true}}, RoleInfrastructure, Input{})
+		var got *hit
+		for i := range hits {
+			if hits[i].stance == StanceSupports && hits[i].cat == CategoryMemoryExhaustion {
+				got = &hits[i]
+			}
+		}
+		switch {
+		case c.cat == "" && got != nil:
+			t.Errorf("%s/%s (probe kill %v): blamed memory: %+v", c.reason, c.code, c.probeKill, *got)
+		case c.cat != "" && (got == nil || got.str < c.min || got.str > c.max || got.culprit == nil || got.culprit.String() != "deployment shop/checkout"):
+			t.Errorf("%s/%s: %+v", c.reason, c.code, got)
 		}
 	}
 }

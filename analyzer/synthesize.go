@@ -23,8 +23,26 @@ type Result struct {
 	Hypotheses []Hypothesis `json:"hypotheses"`
 	// RecommendedActions are ordered and specific to the category and service.
 	RecommendedActions []string `json:"recommendedActions"`
-	// Dropped counts findings dropped for an invalid citation, category, role, stance or strength.
+	// Dropped counts findings dropped for an invalid citation, category, role,
+	// stance, strength or culprit.
 	Dropped int `json:"dropped"`
+	// Culprit is the one object whose fault started the chain; nil only with
+	// CategoryUnknown.
+	Culprit *Culprit `json:"culprit"`
+	// Mechanism is how the category's fault came about (Mechanisms), or
+	// MechanismOther; empty with CategoryUnknown.
+	Mechanism string `json:"mechanism,omitempty"`
+	// Candidates are up to three ranked answers, the first the answer itself.
+	Candidates []Candidate `json:"candidates"`
+}
+
+// Candidate is one ranked answer: an object, what is wrong with it, and how
+// sure the evidence makes it.
+type Candidate struct {
+	Culprit    *Culprit `json:"culprit"`
+	Category   string   `json:"category"`
+	Mechanism  string   `json:"mechanism,omitempty"`
+	Confidence float64  `json:"confidence"`
 }
 
 // Evidence is what one agent read in one place; Content quotes or points at the
@@ -77,7 +95,7 @@ type catScore struct {
 // Losing and refuted categories are kept as hypotheses (RuledOut when refuted
 // or clearly beaten).
 func Synthesize(in Input, reports []AgentReport) Result {
-	res := Result{Evidence: []Evidence{}, Hypotheses: []Hypothesis{}, RecommendedActions: []string{}}
+	res := Result{Evidence: []Evidence{}, Hypotheses: []Hypothesis{}, RecommendedActions: []string{}, Candidates: []Candidate{}}
 	byRole := map[string][]Finding{}
 	scores := map[string]*catScore{}
 	for _, rep := range reports {
@@ -89,9 +107,17 @@ func Synthesize(in Input, reports []AgentReport) Result {
 				(f.Category != "" && !ValidCategory(f.Category)) ||
 				(f.Stance != StanceSupports && f.Stance != StanceRefutes) ||
 				f.Strength < 0 || f.Strength > 1 || math.IsNaN(f.Strength) ||
-				!CitationValid(in, f.Citation) {
+				!CitationValid(in, f.Citation) || !culpritNamed(in, f.Culprit) {
 				res.Dropped++
 				continue
+			}
+			if f.Mechanism != "" && !ValidMechanism(f.Category, f.Mechanism) {
+				f.Mechanism = MechanismOther
+			}
+			if f.Culprit == nil && f.Stance == StanceSupports {
+				if src := SourceOf(in, f.Citation); src != nil && src.Kind == SourceChange && src.ChangeID != "" {
+					f.Culprit = &Culprit{Kind: KindChange, Name: src.ChangeID}
+				}
 			}
 			byRole[f.AgentRole] = append(byRole[f.AgentRole], f)
 			if f.Category == "" || f.Category == CategoryUnknown {
@@ -214,8 +240,10 @@ func Synthesize(in Input, reports []AgentReport) Result {
 			conf = math.Min(conf, 0.5)
 		}
 		res.Confidence = round2(math.Max(0.05, math.Min(0.95, conf)))
-		res.RootCause = rootCauseNarrative(in, win, nAg)
+		res.Culprit, res.Mechanism = blame(in, win)
+		res.RootCause = rootCauseNarrative(in, win, nAg, res.Culprit, res.Mechanism)
 	}
+	res.Candidates = candidates(in, ranked, win, res)
 	sort.SliceStable(res.Hypotheses, func(i, j int) bool {
 		a, b := res.Hypotheses[i], res.Hypotheses[j]
 		if a.Score != b.Score {
@@ -224,7 +252,7 @@ func Synthesize(in Input, reports []AgentReport) Result {
 		return a.Category < b.Category
 	})
 	res.Evidence = evidence(in, byRole, res.Category)
-	res.RecommendedActions = actions(res.Category, in.Service)
+	res.RecommendedActions = actions(res.Category, in.Service, res.Culprit)
 	return res
 }
 
@@ -343,11 +371,17 @@ func hypothesisSummary(cs *catScore) string {
 	return b.String()
 }
 
-func rootCauseNarrative(in Input, win *catScore, nAg int) string {
+func rootCauseNarrative(in Input, win *catScore, nAg int, culprit *Culprit, mech string) string {
 	head := label(win.cat)
-	if in.Service != "" {
+	if mech != "" && mech != MechanismOther {
+		head += " (" + strings.ReplaceAll(mech, "_", " ") + ")"
+	}
+	switch {
+	case culprit != nil:
+		head = culprit.String() + ": " + head
+	case in.Service != "":
 		head = in.Service + ": " + head
-	} else if head != "" {
+	case head != "":
 		head = strings.ToUpper(head[:1]) + head[1:]
 	}
 	roles := sortedKeys(win.sup)
@@ -451,4 +485,110 @@ func clip(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// culpritScore is one object's case for being the culprit of a category:
+// the sum over agents of each agent's strongest finding blaming it, and
+// the mechanism of the strongest.
+type culpritScore struct {
+	culprit *Culprit
+	mech    string
+	score   float64
+	best    float64
+}
+
+// blamed ranks the objects the supporting findings of one category blame.
+func blamed(fs []Finding) []culpritScore {
+	byKey := map[string]*culpritScore{}
+	perAgent := map[string]map[string]float64{}
+	var order []string
+	for _, f := range fs {
+		if f.Culprit == nil {
+			continue
+		}
+		k := f.Culprit.String()
+		cs := byKey[k]
+		if cs == nil {
+			cs = &culpritScore{culprit: f.Culprit}
+			byKey[k] = cs
+			perAgent[k] = map[string]float64{}
+			order = append(order, k)
+		}
+		if f.Strength > cs.best || (f.Strength == cs.best && cs.mech == "" && f.Mechanism != "") {
+			cs.best, cs.mech = f.Strength, f.Mechanism
+		}
+		perAgent[k][f.AgentRole] = math.Max(perAgent[k][f.AgentRole], f.Strength)
+	}
+	out := make([]culpritScore, 0, len(order))
+	for _, k := range order {
+		cs := byKey[k]
+		for _, v := range perAgent[k] {
+			cs.score += v
+		}
+		out = append(out, *cs)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].best != out[j].best {
+			return out[i].best > out[j].best
+		}
+		return out[i].score > out[j].score
+	})
+	return out
+}
+
+// blame names the winner's culprit and mechanism: the object its strongest
+// findings blame, else what the alert names.
+func blame(in Input, win *catScore) (*Culprit, string) {
+	mech := ""
+	var culprit *Culprit
+	if b := blamed(win.supF); len(b) > 0 {
+		culprit, mech = b[0].culprit, b[0].mech
+	} else {
+		culprit = fallbackCulprit(in, win.cat)
+	}
+	if mech == "" || !ValidMechanism(win.cat, mech) {
+		mech = MechanismOther
+	}
+	return culprit, mech
+}
+
+// maxCandidates bounds the ranked answers.
+const maxCandidates = 3
+
+// candidates ranks up to three answers: the answer itself, then the other
+// objects its category's findings blame and the objects of the categories
+// that came next, each with a confidence scaled from the answer's by how
+// strongly its evidence stands against the answer's.
+func candidates(in Input, ranked []*catScore, win *catScore, res Result) []Candidate {
+	out := []Candidate{{Culprit: res.Culprit, Category: res.Category, Mechanism: res.Mechanism, Confidence: res.Confidence}}
+	top := 0.0
+	if win != nil {
+		top = math.Max(win.raw, 0.01)
+	}
+	for _, cs := range ranked {
+		if len(out) == maxCandidates {
+			break
+		}
+		if cs.raw <= 0 || cs.best.Strength < minWinnerSupport/2 {
+			continue
+		}
+		for _, b := range blamed(cs.supF) {
+			if len(out) == maxCandidates {
+				break
+			}
+			if cs == win && res.Culprit != nil && b.culprit.String() == res.Culprit.String() {
+				continue
+			}
+			mech := b.mech
+			if mech == "" || !ValidMechanism(cs.cat, mech) {
+				mech = MechanismOther
+			}
+			conf := 0.1 * b.best
+			if win != nil {
+				conf = math.Min(res.Confidence*0.9, res.Confidence*math.Min(cs.raw, b.score)/top)
+			}
+			out = append(out, Candidate{Culprit: b.culprit, Category: cs.cat, Mechanism: mech, Confidence: round2(math.Max(conf, 0.01))})
+		}
+	}
+	return out
 }
