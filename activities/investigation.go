@@ -383,6 +383,9 @@ type SynthesisSummary struct {
 	Confidence float64
 	Evidence   int
 	Dropped    int
+	// Culprit names the object blamed ("deployment shop/checkout"), empty
+	// with unknown.
+	Culprit string `json:",omitempty"`
 }
 
 // SynthesizeInvestigation combines the stored reports with analyzer.Synthesize,
@@ -426,7 +429,7 @@ func (a *Activities) SynthesizeInvestigation(ctx context.Context, in SynthesisIn
 	input = input.WithChanges(in.Changes)
 	res := analyzer.Synthesize(input, reports)
 	syn := models.Synthesis{Category: res.Category, Confidence: res.Confidence, RootCause: res.RootCause,
-		RecommendedActions: res.RecommendedActions, Model: model}
+		Culprit: res.Culprit, Mechanism: res.Mechanism, Candidates: res.Candidates, RecommendedActions: res.RecommendedActions, Model: model}
 	for _, e := range res.Evidence {
 		syn.Evidence = append(syn.Evidence, models.Evidence{AgentRole: e.AgentRole, Content: e.Content, Source: e.Source})
 	}
@@ -436,7 +439,11 @@ func (a *Activities) SynthesizeInvestigation(ctx context.Context, in SynthesisIn
 	if err := a.Store.SaveSynthesis(ctx, in.InvestigationID, syn); err != nil {
 		return SynthesisSummary{}, err
 	}
-	return SynthesisSummary{Category: res.Category, Confidence: res.Confidence, Evidence: len(res.Evidence), Dropped: res.Dropped}, nil
+	sum := SynthesisSummary{Category: res.Category, Confidence: res.Confidence, Evidence: len(res.Evidence), Dropped: res.Dropped}
+	if res.Culprit != nil {
+		sum.Culprit = shortenTo(res.Culprit.String(), 200)
+	}
+	return sum, nil
 }
 
 // FinishInput ends a pass as completed or failed, with the coverage of every

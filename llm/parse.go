@@ -142,6 +142,33 @@ func parseFinding(role string, raw json.RawMessage) (analyzer.Finding, []string)
 		}
 		f.Citation = s
 	}
+	if v, present := obj["mechanism"]; present && !isNull(v) {
+		var m string
+		if json.Unmarshal(v, &m) != nil {
+			errs = append(errs, `"mechanism" must be a string`)
+		} else if m = strings.TrimSpace(m); m != "" {
+			f.Mechanism = m
+			if !analyzer.ValidMechanism(f.Category, m) {
+				errs = append(errs, fmt.Sprintf("mechanism %q is not one of %s's; use \"other\"", m, f.Category))
+			}
+		}
+	}
+	if v, present := obj["culprit"]; present && !isNull(v) {
+		var c analyzer.Culprit
+		dec := json.NewDecoder(bytes.NewReader(v))
+		dec.DisallowUnknownFields()
+		switch {
+		case dec.Decode(&c) != nil:
+			errs = append(errs, `"culprit" must be an object {"kind", "name", "namespace"}`)
+		case !analyzer.ValidCulpritKind(c.Kind):
+			errs = append(errs, fmt.Sprintf("culprit kind %q is not one of %s", c.Kind, strings.Join(analyzer.CulpritKinds, ", ")))
+		case strings.TrimSpace(c.Name) == "":
+			errs = append(errs, `"culprit" has no name`)
+		default:
+			c.Name, c.Namespace = strings.TrimSpace(c.Name), strings.TrimSpace(c.Namespace)
+			f.Culprit = &c
+		}
+	}
 	return f, errs
 }
 

@@ -63,6 +63,13 @@ var categoryDefinitions = map[string]string{
 	analyzer.CategoryQueueBacklog:           "a queue or stream grows faster than its consumers drain it (rising lag, stalled consumers).",
 	analyzer.CategoryCacheFailure:           "the cache is down, cold or evicting so load falls through to the backing store (miss storm, cache unavailable, stampede).",
 	analyzer.CategoryUnknown:                "the evidence in your domain does not point to one mechanism; use it when evidence is thin, absent or contradictory.",
+	analyzer.CategorySchedulingFailure:      "Kubernetes pods stay Pending because the scheduler finds no node that fits them (insufficient CPU or memory, node selector or affinity, untolerated taints, anti-affinity, cordoned nodes, volumes that do not bind).",
+	analyzer.CategoryAdmissionRejected:      "the API server refuses to create the pods: a ResourceQuota is exceeded, the ServiceAccount does not exist, an admission webhook or a policy (PodSecurity, LimitRange) denies them.",
+	analyzer.CategoryImagePullFailure:       "the kubelet cannot pull a container image (the tag or repository does not exist, the pull secret is missing or refused, the registry is unreachable).",
+	analyzer.CategoryProbeFailure:           "a liveness or readiness probe that does not fit the application (wrong port or path, too short a delay) restarts the containers or keeps them out of service.",
+	analyzer.CategoryServiceMisrouting:      "traffic reaches no ready backend: a Service selector that matches no pod, a targetPort or protocol the pods do not serve, or a caller configured with an address that names no Service.",
+	analyzer.CategoryNodeFailure:            "a Kubernetes node is NotReady, or its agents (kubelet, container runtime, kube-proxy, the network plugin) or the control plane (apiserver, scheduler, controller-manager, etcd) are down.",
+	analyzer.CategoryNetworkDegradation:     "traffic between pods is slowed (added latency) or loses packets, so probes and requests time out on ports that are right.",
 }
 
 // SystemPrompt is the instruction given to the specialist agent of role. Each
@@ -94,9 +101,11 @@ LABELLING RULES
 
 OUTPUT CONTRACT
 Reply with exactly one JSON object and nothing else (no prose, no markdown, no code fences):
-{"findings":[{"category":"<category id>","stance":"supports"|"refutes","strength":<number from 0 to 1>,"summary":"<one sentence>","citation":"<evidence>"}]}
+{"findings":[{"category":"<category id>","stance":"supports"|"refutes","strength":<number from 0 to 1>,"summary":"<one sentence>","citation":"<evidence>","mechanism":"<mechanism id>","culprit":{"kind":"<kind>","name":"<name>","namespace":"<namespace>"}}]}
 - "findings" is required; use {"findings":[]} when your domain has nothing to say.
 - "category" must be one of the category ids above; "stance" must be "supports" or "refutes"; "strength" must be a number between 0 and 1; "summary" and "citation" must not be empty.
+- "mechanism" (optional) says how the fault came about, one of the category's: scheduling_failure: insufficient_cpu, insufficient_memory, node_selector_mismatch, node_affinity_mismatch, taint_not_tolerated, pod_anti_affinity, node_cordoned, volume_binding; admission_rejected: quota_exceeded, service_account_missing, webhook_denied, policy_denied; image_pull_failure: image_not_found, pull_secret_missing, registry_unreachable; probe_failure: liveness_misconfigured, readiness_misconfigured; service_misrouting: selector_mismatch, port_mismatch, protocol_mismatch, wrong_address; node_failure: node_not_ready, kubelet_down, container_runtime_down, kube_proxy_down, control_plane_down; network_degradation: added_latency, packet_loss; memory_exhaustion: oom_killed, memory_leak; cpu_saturation: cpu_throttled, cpu_overload; else "other".
+- "culprit" (optional, for a supporting finding) is the one object to fix: {"kind": one of ` + strings.Join(analyzer.CulpritKinds, ", ") + `, "name": its exact name as the input writes it, "namespace": for namespaced Kubernetes objects}. Name only an object the input shows: a culprit the input never names is discarded with its finding. A workload (the Deployment, StatefulSet or DaemonSet owning failing pods) is named rather than one of its pods; a quota, service account, volume claim, Service or node when that object is what is wrong; kind change with the changeId for a recorded change.
 - "citation" is the evidence the finding rests on: either a short verbatim quote copied exactly from the title, the description, a context entry or a gathered entry (the decisive part, at most about 200 characters; for a gathered measurement, its whole line), or a field reference: title, description, severity, service, environment, tags.<key> or metadata.<key>, naming a key that is present in the input (for metadata, a top-level key). Findings whose citation does not match the input are discarded.
 `)
 	// The same bound the parser enforces, so a reply that follows the prompt is

@@ -83,25 +83,28 @@ type BudgetAmounts struct {
 // and the pass number, and (incident_id, pass) is unique, so a retried start can
 // never record a second row for the same pass.
 type Investigation struct {
-	ID                 string       `gorm:"primaryKey;size:80"`
-	TenantID           string       `gorm:"size:40;not null;index"`
-	IncidentID         string       `gorm:"size:40;not null;uniqueIndex:idx_investigations_pass,priority:1"`
-	Pass               int          `gorm:"not null;uniqueIndex:idx_investigations_pass,priority:2"`
-	Status             string       `gorm:"size:16;not null"`
-	Agents             []string     `gorm:"type:text;serializer:json"`
-	Context            []string     `gorm:"type:text;serializer:json"` // every context entry the pass used
-	Category           string       `gorm:"size:40;not null;default:''"`
-	Confidence         float64      `gorm:"not null;default:0"`
-	RootCause          string       `gorm:"type:text;not null;default:''"`
-	Evidence           []Evidence   `gorm:"type:text;serializer:json"`
-	Hypotheses         []Hypothesis `gorm:"type:text;serializer:json"`
-	Coverage           []Coverage   `gorm:"type:text;serializer:json"`
-	RecommendedActions []string     `gorm:"type:text;serializer:json"`
-	Model              string       `gorm:"size:100;not null;default:''"`
-	PromptTokens       int          `gorm:"not null;default:0"`
-	CompletionTokens   int          `gorm:"not null;default:0"`
-	FailureReason      string       `gorm:"type:text;not null;default:''"`
-	StartedAt          time.Time    `gorm:"not null"`
+	ID                 string               `gorm:"primaryKey;size:80"`
+	TenantID           string               `gorm:"size:40;not null;index"`
+	IncidentID         string               `gorm:"size:40;not null;uniqueIndex:idx_investigations_pass,priority:1"`
+	Pass               int                  `gorm:"not null;uniqueIndex:idx_investigations_pass,priority:2"`
+	Status             string               `gorm:"size:16;not null"`
+	Agents             []string             `gorm:"type:text;serializer:json"`
+	Context            []string             `gorm:"type:text;serializer:json"` // every context entry the pass used
+	Category           string               `gorm:"size:40;not null;default:''"`
+	Confidence         float64              `gorm:"not null;default:0"`
+	RootCause          string               `gorm:"type:text;not null;default:''"`
+	Culprit            *analyzer.Culprit    `gorm:"type:text;serializer:json"`
+	Mechanism          string               `gorm:"size:40;not null;default:''"`
+	Candidates         []analyzer.Candidate `gorm:"type:text;serializer:json"`
+	Evidence           []Evidence           `gorm:"type:text;serializer:json"`
+	Hypotheses         []Hypothesis         `gorm:"type:text;serializer:json"`
+	Coverage           []Coverage           `gorm:"type:text;serializer:json"`
+	RecommendedActions []string             `gorm:"type:text;serializer:json"`
+	Model              string               `gorm:"size:100;not null;default:''"`
+	PromptTokens       int                  `gorm:"not null;default:0"`
+	CompletionTokens   int                  `gorm:"not null;default:0"`
+	FailureReason      string               `gorm:"type:text;not null;default:''"`
+	StartedAt          time.Time            `gorm:"not null"`
 	CompletedAt        *time.Time
 }
 
@@ -155,22 +158,28 @@ func EventID(subject, eventType string) string {
 // InvestigationResult is the public shape of an investigation. The API answers with it and investigation.completed carries it,
 // so the two can never disagree.
 type InvestigationResult struct {
-	IncidentID         string       `json:"incidentId"`
-	InvestigationID    string       `json:"investigationId"`
-	Pass               int          `json:"pass"`
-	Status             string       `json:"status"`
-	RootCause          *string      `json:"rootCause"`
-	Confidence         float64      `json:"confidence"`
-	Category           *string      `json:"category"`
-	Evidence           []Evidence   `json:"evidence"`
-	Hypotheses         []Hypothesis `json:"hypotheses"`
-	Coverage           []Coverage   `json:"coverage"`
-	RecommendedActions []string     `json:"recommendedActions"`
-	Agents             []string     `json:"agents"`
-	Model              string       `json:"model"`
-	FailureReason      string       `json:"failureReason,omitempty"`
-	StartedAt          time.Time    `json:"startedAt"`
-	CompletedAt        *time.Time   `json:"completedAt"`
+	IncidentID      string  `json:"incidentId"`
+	InvestigationID string  `json:"investigationId"`
+	Pass            int     `json:"pass"`
+	Status          string  `json:"status"`
+	RootCause       *string `json:"rootCause"`
+	Confidence      float64 `json:"confidence"`
+	Category        *string `json:"category"`
+	// Culprit is the object whose fault started the chain (null while the
+	// pass runs, and with category unknown); Mechanism how its fault came
+	// about; Candidates the ranked answers, the first the answer itself.
+	Culprit            *analyzer.Culprit    `json:"culprit"`
+	Mechanism          *string              `json:"mechanism"`
+	Candidates         []analyzer.Candidate `json:"candidates"`
+	Evidence           []Evidence           `json:"evidence"`
+	Hypotheses         []Hypothesis         `json:"hypotheses"`
+	Coverage           []Coverage           `json:"coverage"`
+	RecommendedActions []string             `json:"recommendedActions"`
+	Agents             []string             `json:"agents"`
+	Model              string               `json:"model"`
+	FailureReason      string               `json:"failureReason,omitempty"`
+	StartedAt          time.Time            `json:"startedAt"`
+	CompletedAt        *time.Time           `json:"completedAt"`
 }
 
 // Result renders the row for clients. While the pass runs, the answer fields are
@@ -181,7 +190,7 @@ type InvestigationResult struct {
 func (inv *Investigation) Result() InvestigationResult {
 	r := InvestigationResult{
 		IncidentID: inv.IncidentID, InvestigationID: inv.ID, Pass: inv.Pass, Status: inv.Status,
-		Evidence: []Evidence{}, Hypotheses: []Hypothesis{}, Coverage: []Coverage{}, RecommendedActions: []string{},
+		Evidence: []Evidence{}, Hypotheses: []Hypothesis{}, Coverage: []Coverage{}, RecommendedActions: []string{}, Candidates: []analyzer.Candidate{},
 		Agents: nonNil(inv.Agents), Model: inv.Model, FailureReason: inv.FailureReason,
 		StartedAt: inv.StartedAt.UTC(), CompletedAt: UTCPtr(inv.CompletedAt),
 	}
@@ -189,8 +198,13 @@ func (inv *Investigation) Result() InvestigationResult {
 		return r
 	}
 	if inv.Status == InvestigationCompleted {
-		rc := inv.RootCause
+		rc, mech := inv.RootCause, inv.Mechanism
 		r.RootCause = &rc
+		r.Culprit = inv.Culprit
+		if mech != "" {
+			r.Mechanism = &mech
+		}
+		r.Candidates = append(r.Candidates, inv.Candidates...)
 	}
 	category := inv.Category
 	if category == "" {
@@ -424,6 +438,9 @@ type Synthesis struct {
 	Category           string
 	Confidence         float64
 	RootCause          string
+	Culprit            *analyzer.Culprit
+	Mechanism          string
+	Candidates         []analyzer.Candidate
 	Evidence           []Evidence
 	Hypotheses         []Hypothesis
 	RecommendedActions []string
@@ -436,9 +453,9 @@ type Synthesis struct {
 func (s *Store) SaveSynthesis(ctx context.Context, investigationID string, r Synthesis) error {
 	return s.db.WithContext(ctx).Model(&Investigation{}).
 		Where("id = ? AND status = ?", investigationID, InvestigationRunning).
-		Select("category", "confidence", "root_cause", "evidence", "hypotheses", "recommended_actions", "model").
+		Select("category", "confidence", "root_cause", "culprit", "mechanism", "candidates", "evidence", "hypotheses", "recommended_actions", "model").
 		Updates(&Investigation{
-			Category: r.Category, Confidence: r.Confidence, RootCause: r.RootCause,
+			Category: r.Category, Confidence: r.Confidence, RootCause: r.RootCause, Culprit: r.Culprit, Mechanism: r.Mechanism, Candidates: r.Candidates,
 			Evidence: r.Evidence, Hypotheses: r.Hypotheses, RecommendedActions: r.RecommendedActions, Model: r.Model,
 		}).Error
 }

@@ -279,6 +279,12 @@ func (a *Activities) describePass(ctx context.Context, inv *models.Investigation
 		return nil
 	}
 	v.Category, v.Confidence, v.RootCause = inv.Category, inv.Confidence, inv.RootCause
+	if inv.Culprit != nil {
+		v.Culprit = inv.Culprit.String()
+		if inv.Mechanism != "" {
+			v.Culprit += " — " + inv.Mechanism
+		}
+	}
 	if len(inv.Evidence) > 0 {
 		ev := inv.Evidence[0]
 		v.Evidence, v.EvidenceRole = clip(ev.Content, 600), ev.AgentRole

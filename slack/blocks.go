@@ -76,14 +76,17 @@ func escape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
 
-// IncidentView is what the root message shows. Investigation results carry a
-// category, a narrative and cited evidence but no separate culprit object, so
-// the root cause narrative stands in for the culprit (docs/slack.md).
+// IncidentView is what the root message shows: the culprit first (the
+// object to fix, as "deployment shop/checkout — image_not_found"), then the
+// category, confidence, narrative and top evidence.
 type IncidentView struct {
 	ID, Title, Severity, Status, Service, Environment string
-	Category                                          string
-	Confidence                                        float64
-	RootCause                                         string
+	// Culprit is the blamed object and its mechanism, empty until answered
+	// or when the answer is unknown.
+	Culprit    string
+	Category   string
+	Confidence float64
+	RootCause  string
 	// Evidence is the top cited evidence; EvidenceSource says where it was read.
 	Evidence, EvidenceRole, EvidenceSource string
 	// Progress summarises a running pass, e.g. "3 of 5 agents reported".
@@ -112,6 +115,9 @@ func IncidentMessage(v IncidentView) (string, []Block) {
 	}
 	if v.Progress != "" {
 		blocks = append(blocks, contextLine(escape(v.Progress)))
+	}
+	if v.Culprit != "" {
+		blocks = append(blocks, section("*Culprit*\n`"+escape(v.Culprit)+"`"))
 	}
 	if v.RootCause != "" {
 		blocks = append(blocks, section("*Root cause*\n"+escape(v.RootCause)))

@@ -216,8 +216,11 @@ func summarize(l *liveIncident) string {
 	case p.Investigation.Status == models.InvestigationFailed:
 		s = fmt.Sprintf("Investigation pass %d failed.", p.Investigation.Pass)
 	default:
-		s = fmt.Sprintf("Investigation pass %d completed: %s, confidence %.0f%%.", p.Investigation.Pass,
-			label(p.Investigation.Category), p.Investigation.Confidence*100)
+		answer := label(p.Investigation.Category)
+		if c := p.Investigation.Culprit; c != nil {
+			answer = c.String() + " — " + answer
+		}
+		s = fmt.Sprintf("Investigation pass %d completed: %s, confidence %.0f%%.", p.Investigation.Pass, answer, p.Investigation.Confidence*100)
 	}
 	if running > 0 {
 		s += fmt.Sprintf(" %d remediation(s) executing.", running)

@@ -94,8 +94,12 @@ func (w *investigation) run(ctx workflow.Context) (InvestigationOutcome, error) 
 	if err != nil {
 		return InvestigationOutcome{}, err
 	}
+	answer := syn.Category
+	if syn.Culprit != "" {
+		answer = syn.Culprit + " — " + syn.Category
+	}
 	msg := fmt.Sprintf("Investigation pass %d completed: %s (confidence %.2f), %d of %d agents reported",
-		w.in.Pass, syn.Category, syn.Confidence, len(completed), len(w.roles))
+		w.in.Pass, answer, syn.Confidence, len(completed), len(w.roles))
 	out, err := w.finish(ctx, models.InvestigationCompleted, coverage, "", msg, syn)
 	if err != nil {
 		return out, err
