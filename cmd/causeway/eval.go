@@ -30,11 +30,37 @@ const evalTimeout = 5 * time.Minute
 // evalResult is one scenario's outcome.
 type evalResult struct {
 	id, expected, got string
-	// mechanism is the answer's mechanism when the investigation row
-	// records one; empty, a category is mapped by itself.
+	// mechanism is the answer's mechanism; empty with unknown.
 	mechanism  string
 	confidence float64
 	status     string
+	// culprit is the answer's culprit ("deployment shop/checkout"), empty
+	// with unknown.
+	culprit string
+	// wantMechanism and wantCulprit are the label's, when it names them.
+	wantMechanism, wantCulprit string
+	seconds                    float64
+	// why is the answer's narrative and ranked candidates, shown for a miss
+	// with --verbose.
+	why string
+}
+
+// culpritRight tells whether the answer names the labelled culprit: same
+// kind and name, and namespace when the label gives one. A label without a
+// culprit (unknown) is matched by an answer without one.
+func (r evalResult) culpritRight() bool { return r.culprit == r.wantCulprit }
+
+// mechanismRight tells whether the answer has the label's category and,
+// when the label names one, its mechanism.
+func (r evalResult) mechanismRight() bool {
+	return r.got == r.expected && (r.wantMechanism == "" || r.mechanism == r.wantMechanism)
+}
+
+func culpritString(c *analyzer.Culprit) string {
+	if c == nil {
+		return ""
+	}
+	return c.String()
 }
 
 // evalEnv is what every pass of an evaluation runs in: the whole product
@@ -106,6 +132,12 @@ func startEval(ctx context.Context, cfgPath string) (*evalEnv, func(), error) {
 // whatever the configuration selects: the offline analyzer, or CAUSEWAY_LLM_*.
 // A malformed scenario file is an error before anything runs.
 func evaluate(ctx context.Context, cfgPath, dir string, out io.Writer) error {
+	return evaluateWith(ctx, cfgPath, dir, false, out)
+}
+
+// evaluateWith is evaluate, explaining every miss when verbose: the
+// answer's narrative and its ranked candidates.
+func evaluateWith(ctx context.Context, cfgPath, dir string, verbose bool, out io.Writer) error {
 	if dir == "" {
 		return errors.New("usage: causeway eval DIR")
 	}
@@ -132,7 +164,17 @@ func evaluate(ctx context.Context, cfgPath, dir string, out io.Writer) error {
 		if r.got == r.expected {
 			mark = "✓"
 		}
-		fmt.Fprintf(out, "%-36s %-26s %-26s %5.2f %s %s\n", r.id, r.expected, r.got, r.confidence, mark, r.status)
+		fmt.Fprintf(out, "%-36s %-26s %-26s %5.2f %s %s %5.1fs\n", r.id, r.expected, r.got, r.confidence, mark, r.status, r.seconds)
+		if r.wantCulprit != "" || r.wantMechanism != "" {
+			cmark := "✗"
+			if r.culpritRight() {
+				cmark = "✓"
+			}
+			fmt.Fprintf(out, "%-36s   culprit %s %s, want %s; mechanism %s, want %s\n", "", cmark, orNone(r.culprit), orNone(r.wantCulprit), orNone(r.mechanism), orNone(r.wantMechanism))
+		}
+		if verbose && (r.got != r.expected || !r.culpritRight()) {
+			fmt.Fprintf(out, "%-36s   %s\n", "", strings.ReplaceAll(r.why, "\n", "\n"+strings.Repeat(" ", 39)))
+		}
 		results = append(results, r)
 	}
 	printSummary(out, results)
@@ -218,7 +260,13 @@ func evalScenario(ctx context.Context, env *evalEnv, s replay.Scenario) (evalRes
 			return evalResult{}, err
 		}
 		if got.Status != models.InvestigationRunning {
-			return evalResult{id: s.ID, expected: s.Expected.Category, got: got.Category, confidence: got.Confidence, status: got.Status}, nil
+			r := evalResult{id: s.ID, expected: s.Expected.Category, got: got.Category, confidence: got.Confidence, status: got.Status,
+				mechanism: got.Mechanism, culprit: culpritString(got.Culprit), wantMechanism: s.Expected.Mechanism, wantCulprit: culpritString(s.Expected.Culprit),
+				seconds: time.Since(now).Seconds(), why: got.RootCause}
+			for i, c := range got.Candidates {
+				r.why += fmt.Sprintf("\n%d. %s %s %s %.2f", i+1, orNone(culpritString(c.Culprit)), c.Category, c.Mechanism, c.Confidence)
+			}
+			return r, nil
 		}
 		if time.Now().After(deadline) {
 			return evalResult{}, fmt.Errorf("investigation still running after %s", evalTimeout)
@@ -288,6 +336,33 @@ func printSummary(out io.Writer, results []evalResult) {
 		fmt.Fprintf(out, "  %-26s → %s\n", exp, strings.Join(cells, ", "))
 	}
 	fmt.Fprintf(out, "\nMean confidence: right %.2f (n=%d), wrong %.2f (n=%d)\n", mean(right), len(right), mean(wrong), len(wrong))
+	labelled, culprits, mechanisms := 0, 0, 0
+	var secs []float64
+	for _, r := range results {
+		secs = append(secs, r.seconds)
+		if r.wantCulprit == "" && r.wantMechanism == "" && r.expected != analyzer.CategoryUnknown {
+			continue
+		}
+		labelled++
+		if r.culpritRight() {
+			culprits++
+		}
+		if r.mechanismRight() {
+			mechanisms++
+		}
+	}
+	if labelled > 0 {
+		fmt.Fprintf(out, "Culprit@1: %d/%d (%.1f%%); category and mechanism: %d/%d (%.1f%%) of the scenarios that label them\n",
+			culprits, labelled, 100*float64(culprits)/float64(labelled), mechanisms, labelled, 100*float64(mechanisms)/float64(labelled))
+	}
+	fmt.Fprintf(out, "Median seconds per scenario: %.1f\n", median(secs))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func sortedKeys[V any](m map[string]V) []string {

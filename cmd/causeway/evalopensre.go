@@ -7,16 +7,18 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/causeway/causeway/internal/opensre"
 )
 
-const evalUsage = `usage: causeway [--config FILE] eval [--format causeway|opensre] DIR
+const evalUsage = `usage: causeway [--config FILE] eval [--format causeway|opensre] [--verbose] DIR
 
   --format causeway  DIR holds Causeway scenario files (docs/scenarios.md); the default
   --format opensre   DIR is an OpenSRE synthetic suite's folder, or the folder holding
                      its eks and rds_postgres suites (docs/opensre.md)
+  --verbose          explain every miss: the answer's narrative and ranked candidates
 `
 
 // evalCommand is `causeway eval`: Causeway's own scenario files, or
@@ -26,14 +28,15 @@ func evalCommand(ctx context.Context, cfgPath string, args []string, out io.Writ
 	fs.SetOutput(out)
 	fs.Usage = func() { fmt.Fprint(out, evalUsage) }
 	format := fs.String("format", "causeway", "the format of DIR's cases: causeway or opensre")
+	verbose := fs.Bool("verbose", false, "explain every miss")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	switch *format {
 	case "causeway":
-		return evaluate(ctx, cfgPath, fs.Arg(0), out)
+		return evaluateWith(ctx, cfgPath, fs.Arg(0), *verbose, out)
 	case "opensre":
-		return evaluateOpenSRE(ctx, cfgPath, fs.Arg(0), out)
+		return evaluateOpenSRE(ctx, cfgPath, fs.Arg(0), *verbose, out)
 	}
 	fs.Usage()
 	return fmt.Errorf("eval: unknown format %q", *format)
@@ -54,7 +57,7 @@ type openSREResult struct {
 // OpenSRE's categories (docs/opensre.md) against the case's answer key. A
 // case that cannot run (no Prometheus for its series) is reported and the
 // others still run.
-func evaluateOpenSRE(ctx context.Context, cfgPath, dir string, out io.Writer) error {
+func evaluateOpenSRE(ctx context.Context, cfgPath, dir string, verbose bool, out io.Writer) error {
 	if dir == "" {
 		return errors.New("usage: causeway eval --format opensre DIR")
 	}
@@ -94,6 +97,9 @@ func evaluateOpenSRE(ctx context.Context, cfgPath, dir string, out io.Writer) er
 			note = "FORBIDDEN"
 		}
 		fmt.Fprintf(out, "%-52s %-20s %-26s %-20s %s %-9s %6.1fs\n", id, c.Answer.Category, r.got, res.mapped, mark, note, res.seconds)
+		if verbose && !res.right {
+			fmt.Fprintf(out, "%-52s   %s\n", "", strings.ReplaceAll(r.why, "\n", "\n"+strings.Repeat(" ", 55)))
+		}
 		results = append(results, res)
 	}
 	printOpenSRESummary(out, results)
