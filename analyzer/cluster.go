@@ -342,13 +342,19 @@ func schedVerdict(msg string, pod *Reading) (mech, taint string, ok bool) {
 func pendingFaults(c *cluster) []fault {
 	var out []fault
 	seen := map[string]bool{}
+	podsKnown := false
+	for _, p := range c.order {
+		podsKnown = podsKnown || p.pending != nil || len(p.containers) > 0
+	}
 	for _, p := range c.order {
 		msg, cite := "", p.pending
-		if p.pending != nil {
-			if p.pending.Labels["scheduled"] == "true" {
-				continue
-			}
+		switch {
+		case p.pending != nil && p.pending.Labels["scheduled"] == "true":
+			continue
+		case p.pending != nil:
 			msg = p.pending.Labels["message"]
+		case podsKnown:
+			continue // scheduled since its FailedScheduling events, or gone
 		}
 		for _, e := range p.events {
 			if e.Labels["reason"] == "FailedScheduling" {
@@ -712,6 +718,9 @@ func probeFaults(c *cluster) []fault {
 	var out []fault
 	for _, wl := range order {
 		a := byWorkload[wl]
+		if c.recovered(a.pods) {
+			continue // the probes failed once (a node's flap, a slow start) and the pods are fine since
+		}
 		kind := ""
 		for _, k := range []string{"liveness", "startup", "readiness"} {
 			if a.seen[k] != nil {
@@ -757,6 +766,28 @@ func probeFaults(c *cluster) []fault {
 		out = append(out, f)
 	}
 	return out
+}
+
+// recovered tells pods whose containers run, ready and never restarted:
+// whatever their probes reported in the past did not last.
+func (c *cluster) recovered(pods []string) bool {
+	for _, name := range pods {
+		var p *kpod
+		for _, x := range c.order {
+			if x.name == name {
+				p = x
+			}
+		}
+		if p == nil || p.pending != nil || len(p.containers) == 0 {
+			return false
+		}
+		for _, r := range p.containers {
+			if r.Labels["ready"] != "true" || r.Value > 0 || r.Labels["waiting"] != "" {
+				return false
+			}
+		}
+	}
+	return len(pods) > 0
 }
 
 func prefixed(prefix string, xs []string) []string {

@@ -182,7 +182,11 @@ var rules = []rule{
 	{cat: CategoryBadDeployment, what: "failing code introduced by a release", str: 0.7, roles: rDepLog,
 		re: re(`(new|added|introduced|changed|landed) in (v|version |release |build )?\d[\w.]*|introduced (by|in) (the )?(release|deploy|version)|regression (in|from) (v|release|version)|only (the )?new (pods|version|release)|canary (pods )?(fail|errors?)`)},
 	{cat: CategoryBadDeployment, what: "deploys", str: 0, roles: rDeploy, refStr: 0.55, negOnly: true,
-		re: re(`\b(deploy(s|ed|ments?)?|releases?|rollouts?|new images?|code changes?)\b`)},
+		re: re(`\b(deploy(s|ed|ments?)?|releases?|rollouts?|new images?|code changes?)\b`),
+		// A rollout that has not made progress is a rollout under way (the
+		// deployment controller's ProgressDeadlineExceeded), not the absence
+		// of one.
+		unless: re(`progress|stalled|stuck|is blocked|mid-rollout`)},
 	{cat: CategoryBadDeployment, what: "recent deploys", str: 0.45, roles: rDeploy, polar: true, refute: true,
 		re: re(`(deploy\w*|release\w*|rollout)\b[^.;]*\b(\d+|two|three|four|five|six|several) (days|weeks) ago|(last|previous) (deploy|release)\w*[^.;]*\b(\d+|two|three|four|five|six|several) (days|weeks) ago|(last|previous) (deploy|release)\w* (was )?(yesterday|last week|on (mon|tue|wed|thu|fri|sat|sun)\w*)|(unrelated|different|another|other) (service|team|app)`)},
 

@@ -227,7 +227,7 @@ func (k *kubernetes) Run(ctx context.Context, q Query) (Result, error) {
 	if len(matches) == 0 {
 		return Result{}, fmt.Errorf("%w: not a Kubernetes list path", ErrBadQuery)
 	}
-	v := &clusterView{namespace: pathNamespace(matches[0][1]), service: q.Target}
+	v := &clusterView{namespace: pathNamespace(matches[0][1]), service: q.Target, start: q.Start, end: q.End}
 	for i, m := range matches {
 		items, truncated, err := k.list(ctx, m[1])
 		if err != nil {

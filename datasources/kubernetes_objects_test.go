@@ -48,7 +48,10 @@ func readingWith(rs []analyzer.Reading, key, value string) *analyzer.Reading {
 // of a service.
 func TestKubernetesReadsTheNamespace(t *testing.T) {
 	res := worldResults(t, nil)
-	for _, e := range []string{"pods", "events", "rollouts", "workloads", "services", "nodes", "quotas", "volumes"} {
+	if res["events"].Note != "no warning events in namespace shop" {
+		t.Errorf("a healthy namespace's events: %+v", res["events"])
+	}
+	for _, e := range []string{"pods", "rollouts", "workloads", "services", "nodes", "quotas", "volumes"} {
 		if len(res[e].Readings) == 0 {
 			t.Errorf("%s: no readings (%s)", e, res[e].Note)
 		}

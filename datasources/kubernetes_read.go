@@ -19,8 +19,10 @@ import (
 // kind, and notes on what could not be read.
 type clusterView struct {
 	namespace, service string
-	notes              []string
-	read               map[string]bool
+	// start and end are the pass's window, which events are read in.
+	start, end time.Time
+	notes      []string
+	read       map[string]bool
 
 	pods, systemPods            []pod
 	events, nodeEvents          []event
@@ -386,8 +388,13 @@ func eventReadings(e PlanEntry, v *clusterView) Result {
 	type key struct{ kind, name, reason string }
 	best := map[key]event{}
 	var order []key
-	for _, ev := range append(append([]event(nil), v.events...), v.nodeEvents...) {
+	all := append(append([]event(nil), v.events...), v.nodeEvents...)
+	from, to := eventWindow(all, v.start, v.end)
+	for _, ev := range all {
 		if ev.Type != "Warning" && !k8sNormalReasons[ev.Reason] {
+			continue
+		}
+		if at := ev.last(); !from.IsZero() && (at.Before(from) || at.After(to)) {
 			continue
 		}
 		k := key{ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason}
@@ -438,6 +445,26 @@ func eventReadings(e PlanEntry, v *clusterView) Result {
 			return v.service != "" && strings.Contains(r.Labels["object"]+r.Labels["workload"], "/"+v.service)
 		})
 	return Result{Readings: rs}
+}
+
+// eventWindow is the span events are read in: the pass's window, unless the
+// cluster's own clock (its latest event) is behind the window's start — a
+// snapshot read long after it was taken, or a cluster whose clock lags — and
+// then the window's length ending at the cluster's latest event.
+func eventWindow(events []event, start, end time.Time) (time.Time, time.Time) {
+	if start.IsZero() || end.IsZero() {
+		return time.Time{}, time.Time{}
+	}
+	var latest time.Time
+	for _, ev := range events {
+		if at := ev.last(); at.After(latest) {
+			latest = at
+		}
+	}
+	if !latest.IsZero() && latest.Before(start) {
+		return latest.Add(-end.Sub(start)), latest.Add(time.Minute)
+	}
+	return start, end.Add(time.Minute)
 }
 
 // podWorkload names the workload of a pod of the view by its name.

@@ -153,7 +153,7 @@ func TestEKSCaseReadsThroughCausewaysClients(t *testing.T) {
 	}
 	// The BackOff event ended 10 s before now; the FailedMount one, days
 	// before, is out of the window.
-	events := res["events"].Text
+	events := analyzer.ReadingsText(res["events"].Readings)
 	if !strings.Contains(events, "Warning BackOff Pod/payments-api-7f9dd8b6c4-x7gr9") || strings.Contains(events, "FailedMount") {
 		t.Fatalf("events: %s", events)
 	}
