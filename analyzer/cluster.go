@@ -143,11 +143,12 @@ func clusterHits(gathered []Excerpt, role string, in Input) []hit {
 		faults = append(faults, detect(c)...)
 	}
 	faults = explainChains(c, faults)
+	faults = recent(c, faults)
 	rank(faults, in)
 	var out []hit
 	perCat := map[string]int{}
 	for _, f := range faults {
-		if f.cite == nil || perCat[f.cat] >= 3 {
+		if f.cite == nil || perCat[f.cat] >= 3 || domainOf(f.cat) != role {
 			continue
 		}
 		perCat[f.cat]++
@@ -156,6 +157,67 @@ func clusterHits(gathered []Excerpt, role string, in Input) []hit {
 			roles: []string{role}, citation: f.cite.Line, stated: true})
 	}
 	return append(out, healthyHits(c, faults, role)...)
+}
+
+// domainOf is the agent that speaks for a cluster fault: every agent that
+// reads the cluster sees the same objects, and one object read three times
+// is one witness, not three.
+func domainOf(category string) string {
+	switch category {
+	case CategoryServiceMisrouting, CategoryNetworkDegradation, CategoryDNSFailure:
+		return RoleNetwork
+	}
+	return RoleInfrastructure
+}
+
+// containerStaleAfter is how long before the cluster's latest reading a container
+// must have last failed, and run ready since, for that failure to be over.
+const containerStaleAfter = time.Hour
+
+// recent drops container faults that ended long ago: a container that last
+// terminated well before the cluster's latest reading and has run ready
+// since is not what the alert is about.
+func recent(c *cluster, faults []fault) []fault {
+	clock := c.clock()
+	if clock.IsZero() {
+		return faults
+	}
+	out := faults[:0]
+	for _, f := range faults {
+		if r := f.cite; r != nil && r.Signal == SignalContainerStatus && r.Labels["ready"] == "true" && r.Labels["waiting"] == "" {
+			if done, err := time.Parse(time.RFC3339, r.Labels["finished"]); err == nil && clock.Sub(done) > containerStaleAfter {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// clock is the cluster's own time: the latest moment its readings show (an
+// event, a container's start or end, a node's heartbeat), so staleness is
+// judged on the snapshot's clock, not the reader's.
+func (c *cluster) clock() time.Time {
+	var t time.Time
+	later := func(x time.Time) {
+		if x.After(t) {
+			t = x
+		}
+	}
+	for _, e := range c.events {
+		later(e.At)
+	}
+	for _, p := range c.order {
+		for _, r := range p.containers {
+			later(r.At)
+		}
+	}
+	for _, n := range c.nodes {
+		if hb, err := time.Parse(time.RFC3339, n.Labels["heartbeat"]); err == nil {
+			later(hb)
+		}
+	}
+	return t
 }
 
 // rank orders faults by how well each explains the alert: the alert's own
@@ -850,20 +912,59 @@ func serviceFaults(c *cluster) []fault {
 func envFaults(c *cluster) []fault {
 	var out []fault
 	seen := map[string]bool{}
+	callers := map[string][]string{} // host → the workloads configured with it
+	for _, e := range c.envs {
+		if !contains(callers[e.Labels["host"]], e.Labels["workload"]) {
+			callers[e.Labels["host"]] = append(callers[e.Labels["host"]], e.Labels["workload"])
+		}
+	}
 	for _, e := range c.envs {
 		wl := e.Labels["workload"]
 		if seen[wl] {
 			continue
 		}
 		seen[wl] = true
-		str := 0.6
-		if c.failing(wl) {
-			str = 0.86
+		// A port the Service does not serve is wrong outright; a name no
+		// Service of the namespace has may be reached some other way (an
+		// ExternalName elsewhere, a search domain), so it needs the caller
+		// to fail; and a name another workload calls while healthy resolves.
+		str := 0.72
+		if e.Labels["issue"] == "port" {
+			str = 0.8
+		}
+		if c.crashing(wl) {
+			str = 0.88
+		}
+		for _, other := range callers[e.Labels["host"]] {
+			if other != wl && !c.failing(other) {
+				str = 0.5
+			}
 		}
 		out = append(out, fault{cat: CategoryServiceMisrouting, mech: "wrong_address", culprit: workloadCulprit(wl, e.Labels["namespace"], e.Labels["pod"]), str: str, cite: e,
 			affects: []string{wl}, what: fmt.Sprintf("%s configured to call %s: %s", wl, e.Labels["address"], e.Labels["detail"])})
 	}
 	return out
+}
+
+// crashing tells whether a workload's pods started and fail: restarting,
+// or running and not ready — what a wrong address makes of a workload, and
+// not a pod that never started (unscheduled, image not pulled).
+func (c *cluster) crashing(workload string) bool {
+	for _, p := range c.order {
+		if p.workload != workload || p.pending != nil {
+			continue
+		}
+		for _, r := range p.containers {
+			w := r.Labels["waiting"]
+			if pullWaitingReasons[w] || w == "CreateContainerConfigError" || w == "ContainerCreating" {
+				continue
+			}
+			if w == "CrashLoopBackOff" || r.Labels["ready"] == "false" && r.Labels["phase"] == "Running" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // failing tells whether a workload's pods are in trouble: not ready,
@@ -1006,7 +1107,7 @@ func healthyHits(c *cluster, faults []fault, role string) []hit {
 	}
 	var out []hit
 	refute := func(cat string, r *Reading, what string) {
-		if found[cat] || r == nil {
+		if found[cat] || r == nil || domainOf(cat) != role {
 			return
 		}
 		out = append(out, hit{cat: cat, stance: StanceRefutes, str: 0.3, what: what, roles: []string{role}, citation: r.Line, stated: true})

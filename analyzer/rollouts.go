@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -27,6 +28,9 @@ func failingContainer(r *Reading) bool {
 	l := r.Labels
 	if l["waiting"] != "" {
 		return true
+	}
+	if l["ready"] == "true" {
+		return false // restarted once, long ago maybe, and serving now
 	}
 	return r.Value >= 1 && (l["reason"] != "" && l["reason"] != "Completed" || l["ready"] == "false")
 }
@@ -56,6 +60,13 @@ func rolloutHits(gathered []Excerpt, role string) []hit {
 	byDeployment := map[string][]rs{}
 	var deployments []string
 	pods := map[string][]podState{} // by replicaset
+	probeKilled := map[string]bool{} // pods the kubelet restarts for a failed probe
+	for _, r := range quotedReadings(gathered) {
+		if r.Signal == SignalK8sEvent && r.Labels["kind"] == "Pod" && (r.Labels["reason"] == "Killing" && strings.Contains(r.Labels["message"], "probe") ||
+			r.Labels["reason"] == "Unhealthy" && !strings.HasPrefix(r.Labels["message"], "Readiness")) {
+			probeKilled[r.Labels["name"]] = true
+		}
+	}
 	for _, r := range quotedReadings(gathered) {
 		switch r.Signal {
 		case SignalRollout:
@@ -66,7 +77,7 @@ func rolloutHits(gathered []Excerpt, role string) []hit {
 			byDeployment[d] = append(byDeployment[d], rs{r, int(r.Value)})
 		case SignalContainerStatus:
 			set := r.Labels["replicaset"]
-			if set != "" && !explainedElsewhere(r) {
+			if set != "" && !explainedElsewhere(r) && !probeKilled[r.Labels["pod"]] {
 				pods[set] = append(pods[set], podState{r, failingContainer(r)})
 			}
 		}
@@ -105,10 +116,10 @@ func rolloutHits(gathered []Excerpt, role string) []hit {
 		case newFailing == 0:
 			continue
 		case oldFailing != nil:
-			out = append(out, hit{cat: CategoryBadDeployment, stance: StanceRefutes, str: 0.45, roles: rDeploy, stated: true,
+			out = append(out, hit{cat: CategoryBadDeployment, stance: StanceRefutes, str: 0.45, roles: rDeploy, stated: true, culprit: culprit,
 				what: fmt.Sprintf("revision %s of %s as trigger (pods of an earlier ReplicaSet fail too)", rev, d), citation: oldFailing.Line})
 		case !firstFail.IsZero() && firstFail.Sub(newest.r.At) > staleRollout:
-			out = append(out, hit{cat: CategoryBadDeployment, stance: StanceRefutes, str: 0.4, roles: rDeploy, stated: true,
+			out = append(out, hit{cat: CategoryBadDeployment, stance: StanceRefutes, str: 0.4, roles: rDeploy, stated: true, culprit: culprit,
 				what: fmt.Sprintf("revision %s of %s as trigger (it ran for %s before its pods failed)", rev, d, formatDuration(firstFail.Sub(newest.r.At))), citation: newest.r.Line})
 		case len(sets) > 1 && (firstFail.IsZero() || firstFail.Sub(newest.r.At) <= rolloutWindow):
 			str := 0.62

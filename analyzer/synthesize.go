@@ -144,6 +144,7 @@ func Synthesize(in Input, reports []AgentReport) Result {
 			}
 		}
 	}
+	aimedElsewhere(byRole, scores)
 	ranked := make([]*catScore, 0, len(scores))
 	for _, cs := range scores {
 		ref := 0.0
@@ -591,4 +592,36 @@ func candidates(in Input, ranked []*catScore, win *catScore, res Result) []Candi
 		}
 	}
 	return out
+}
+
+// aimedElsewhere takes back refutations that argue about an object no
+// supporting finding of their category blames: that a rollout of one
+// Deployment was not the trigger says nothing of another's.
+func aimedElsewhere(byRole map[string][]Finding, scores map[string]*catScore) {
+	for _, cs := range scores {
+		blamedObjs := map[string]bool{}
+		for _, f := range cs.supF {
+			if f.Culprit != nil {
+				blamedObjs[f.Culprit.String()] = true
+			}
+		}
+		if len(blamedObjs) == 0 {
+			continue
+		}
+		cs.ref = map[string]float64{}
+		cs.nRef = 0
+		cs.bestRef = Finding{}
+		for role, fs := range byRole {
+			for _, f := range fs {
+				if f.Category != cs.cat || f.Stance != StanceRefutes || (f.Culprit != nil && !blamedObjs[f.Culprit.String()]) {
+					continue
+				}
+				cs.nRef++
+				cs.ref[role] = math.Max(cs.ref[role], f.Strength)
+				if better(f, cs.bestRef) {
+					cs.bestRef = f
+				}
+			}
+		}
+	}
 }

@@ -713,9 +713,6 @@ func (v *clusterView) endpointCounts(svc string) (ready, notReady int, known boo
 	if known {
 		return ready, notReady, true
 	}
-	if len(v.slices) > 0 {
-		return 0, 0, true // the controller keeps a slice for every Service; this one has none
-	}
 	for _, ep := range v.endpoints {
 		if ep.Metadata.Name != svc {
 			continue
@@ -726,9 +723,9 @@ func (v *clusterView) endpointCounts(svc string) (ready, notReady int, known boo
 			notReady += len(ss.NotReadyAddresses)
 		}
 	}
-	if !known && len(v.endpoints) > 0 {
-		return 0, 0, true // the controller keeps Endpoints for every Service; this one has none
-	}
+	// A Service with no EndpointSlice and no Endpoints object at all is one
+	// the lists do not cover (a partial snapshot, a list cut short): its
+	// endpoints are unknown, not none.
 	return ready, notReady, known
 }
 

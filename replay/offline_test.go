@@ -24,6 +24,13 @@ import (
 // pass takes, so a test of it is a test of the answer users get.
 func offlineAnswer(t testing.TB, s Scenario) (analyzer.Result, time.Duration) {
 	t.Helper()
+	return offlineAnswerDebug(t, s, nil)
+}
+
+// offlineAnswerDebug is offlineAnswer, showing what the agents read and
+// reported to show when it is set.
+func offlineAnswerDebug(t testing.TB, s Scenario, show func(analyzer.Input, []analyzer.AgentReport)) (analyzer.Result, time.Duration) {
+	t.Helper()
 	start := time.Now()
 	now := time.Now().UTC().Truncate(time.Second)
 	shift := now.Sub(*s.Now)
@@ -84,6 +91,9 @@ func offlineAnswer(t testing.TB, s Scenario) (analyzer.Result, time.Duration) {
 	var reports []analyzer.AgentReport
 	for _, r := range roles {
 		reports = append(reports, analyzer.Investigate(r, in))
+	}
+	if show != nil {
+		show(in, reports)
 	}
 	return analyzer.Synthesize(in, reports), time.Since(start)
 }
