@@ -107,6 +107,8 @@ func readingCulprit(r *Reading, category string) *Culprit {
 		return instance
 	}
 	switch {
+	case l["dimension_DBInstanceIdentifier"] != "":
+		return &Culprit{Kind: KindDatabase, Name: l["dimension_DBInstanceIdentifier"]}
 	case l["workload"] != "":
 		c := workloadCulprit(l["workload"], l["namespace"], l["pod"])
 		return &c

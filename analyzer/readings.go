@@ -77,6 +77,20 @@ const (
 	// SignalConsumerLag: Value is the consumer group's lag at the end of the
 	// window, Baseline at its start.
 	SignalConsumerLag = "consumer_lag"
+	// SignalDBLoadCPUShare: Value is the largest share (0..1) of a
+	// database's load (its average active sessions) spent on CPU; the rest
+	// waits on I/O, locks or the network.
+	SignalDBLoadCPUShare = "db_load_cpu_share"
+	// SignalFreeStorage: Value is a database's free storage in bytes at the
+	// end of the window, Baseline at its start; the volume's size is not
+	// known.
+	SignalFreeStorage = "free_storage"
+	// SignalReplicaLag: Value is how far a read replica is behind its
+	// source at the end of the window, in seconds; Baseline at its start.
+	SignalReplicaLag = "replica_lag"
+	// SignalWriteLatency: Value is the peak latency of a database's disk
+	// writes, in seconds; Baseline at the start of the window.
+	SignalWriteLatency = "write_latency"
 	// SignalLogErrors: Value is the number of error-level log lines in the
 	// window, At the first of them.
 	SignalLogErrors = "log_errors"
@@ -305,6 +319,10 @@ type judgement struct {
 	str    float64
 	format string
 	args   []any
+	// over marks a refutation that stands even where another series
+	// supports the category: it argues the category's own signal is a
+	// symptom.
+	over bool
 }
 
 func (j judgement) what() string { return fmt.Sprintf(j.format, j.args...) }
@@ -364,6 +382,36 @@ func judge(r *Reading) (judgement, bool) {
 		}
 		if r.Labels["reason"] != "" {
 			return describes(0.3, "a container last terminated with reason %s", r.Labels["reason"])
+		}
+	case SignalDBLoadCPUShare:
+		switch {
+		case r.Value < 0.3:
+			return judgement{cat: CategoryCPUSaturation, stance: StanceRefutes, str: 0.55, over: true,
+				format: "the database's load %.0f%% on CPU at most: its sessions wait on I/O, locks or the network, so a busy CPU is a symptom", args: []any{100 * r.Value}}, true
+		case r.Value >= 0.7:
+			return supports(CategoryCPUSaturation, 0.6, "%.0f%% of the database's load on CPU", 100*r.Value)
+		}
+	case SignalFreeStorage:
+		if r.Baseline == nil {
+			break
+		}
+		base, left := *r.Baseline, r.Value
+		switch {
+		case left <= 1<<30 || (base > 0 && left <= 0.2*base && base-left >= 1<<30):
+			return supports(CategoryDiskFull, ramp(base-left, 0, base, 0.72, 0.9), "free storage falling from %s to %s", formatBytes(base), formatBytes(left))
+		case left >= 0.8*base && left > 5<<30:
+			return refutes(CategoryDiskFull, 0.3, "free storage at %s (%s at the start of the window)", formatBytes(left), formatBytes(base))
+		}
+	case SignalReplicaLag:
+		switch {
+		case r.Value >= 300 || (r.Value >= 60 && r.Baseline != nil && r.Value >= 2*math.Max(*r.Baseline, 1)):
+			return supports(CategoryQueueBacklog, ramp(r.Value, 60, 1800, 0.72, 0.88), "a read replica %s behind its source, replay outpaced by the writes", formatValue(r.Value, UnitSeconds, r.At))
+		case r.Value < 30:
+			return refutes(CategoryQueueBacklog, 0.3, "replica lag of %s", formatValue(r.Value, UnitSeconds, r.At))
+		}
+	case SignalWriteLatency:
+		if r.Value >= 0.1 {
+			return describes(0.4, "disk writes taking %s", formatValue(r.Value, UnitSeconds, r.At))
 		}
 	case SignalLogErrors:
 		if r.Value >= 1 {
@@ -560,7 +608,7 @@ func readingHits(gathered []Excerpt, role string) []hit {
 			// shows (one pod at its memory limit, its neighbour idle; inodes
 			// gone on a volume with bytes to spare), so readings refute a
 			// category only when none supports it.
-			if k.j.stance == StanceRefutes && supported[k.j.cat] {
+			if k.j.stance == StanceRefutes && supported[k.j.cat] && !k.j.over {
 				continue
 			}
 			h := hit{cat: k.j.cat, stance: k.j.stance, str: k.j.str, what: k.j.what(), roles: []string{role}, citation: k.r.Line, stated: true}
@@ -633,7 +681,7 @@ const rawLinesPerAgent = 6
 // problemWords pick, case-insensitively, the raw lines worth reading.
 var problemWords = []string{"error", "fail", "fatal", "panic", "exception", "refused", "timeout", "timed out",
 	"denied", "oom", "killed", "unavailable", "too many", "deadlock", "no space", "expired", "x509",
-	"no such host", "nxdomain", "unreachable", "reset", "throttl", "evict", "lag", "full", "lock"}
+	"no such host", "nxdomain", "unreachable", "reset", "throttl", "evict", "lag", "full", "lock", "warn", "too frequent", "exhausted", "out of"}
 
 // rawScanBytes bounds how much raw gathered text one agent searches for
 // those lines: the default result cap keeps a whole pass's answers well

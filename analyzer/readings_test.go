@@ -194,3 +194,32 @@ func TestRawGatheredTextIsReadWithinABudget(t *testing.T) {
 		t.Fatal("the problem line among the raw text was not read")
 	}
 }
+
+// TestDatabaseInstanceReadings: the RDS judges — storage running out against
+// the window's start, a replica falling behind, and a busy CPU whose load
+// waits elsewhere argued down as a symptom.
+func TestDatabaseInstanceReadings(t *testing.T) {
+	base := func(v float64) *float64 { return &v }
+	cases := []struct {
+		r      Reading
+		cat    string
+		stance string
+	}{
+		{Reading{Signal: SignalFreeStorage, Value: 0.4e9, Baseline: base(15e9)}, CategoryDiskFull, StanceSupports},
+		{Reading{Signal: SignalFreeStorage, Value: 8e9, Baseline: base(50e9)}, CategoryDiskFull, StanceSupports},
+		{Reading{Signal: SignalFreeStorage, Value: 199e9, Baseline: base(200e9)}, CategoryDiskFull, StanceRefutes},
+		{Reading{Signal: SignalReplicaLag, Value: 900, Baseline: base(2)}, CategoryQueueBacklog, StanceSupports},
+		{Reading{Signal: SignalReplicaLag, Value: 1.5, Baseline: base(1)}, CategoryQueueBacklog, StanceRefutes},
+		{Reading{Signal: SignalDBLoadCPUShare, Value: 0.02}, CategoryCPUSaturation, StanceRefutes},
+		{Reading{Signal: SignalDBLoadCPUShare, Value: 0.9}, CategoryCPUSaturation, StanceSupports},
+	}
+	for _, c := range cases {
+		j, ok := judge(&c.r)
+		if !ok || j.cat != c.cat || j.stance != c.stance {
+			t.Errorf("%s %.3g: %+v %v", c.r.Signal, c.r.Value, j, ok)
+		}
+	}
+	if j, _ := judge(&Reading{Signal: SignalFreeStorage, Value: 40e9, Baseline: base(60e9)}); j.cat != "" {
+		t.Errorf("a third of the space used is no full disk: %+v", j)
+	}
+}

@@ -113,6 +113,10 @@ var rules = []rule{
 		re:     re(`consumer (group )?lag|\blag\b|backlog|queue depth|queue (is )?(growing|length|size)|messages[_ ]ready|ready messages|\bunacked\b|oldest (unprocessed|message|unacked)|ApproximateAgeOfOldestMessage|ApproximateNumberOfMessages|pending (messages|jobs|tasks)|jobs? (are )?queued|queue[^.]*\b(grow|rising|piling)`),
 		unless: re(`replica(tion)? lag|replica_lag|network lag|\blag(gy|ging)? (ui|input)`)},
 
+	// A read replica replaying its source's log (PostgreSQL WAL, MySQL
+	// binlog) slower than it is written: its lag grows like a consumer's.
+	{cat: CategoryQueueBacklog, what: "a read replica falling behind its source", str: 0.72, roles: rDB,
+		re: re(`replica(tion)? lag ((on|of|for) \S+ )?(has )?(exceeded|reached|is (now )?|of|at|above|over) \d|replica (is|are) \d+ ?(s|sec|seconds|minutes?) behind|Seconds_Behind_(Master|Source):\s*\d{3,}|replay (is|was|fell) (falling )?behind`)},
 	{cat: CategoryQueueBacklog, what: "jobs waiting long in a queue", str: 0.7, roles: rMetLog, refStr: 0.35,
 		re: re(`queue (latency|wait( time)?|age)\b|queue\b[^.;]{0,40}\blatency\b|latency of (the )?\S+ queue`)},
 	{cat: CategoryQueueBacklog, what: "a burst of enqueued work", str: 0.5, roles: rMetLog,
@@ -173,6 +177,17 @@ var rules = []rule{
 		re: re(`no space left on device|ENOSPC|Errno 28|errcode: 28|disk (is )?full|disk quota exceeded|filesystem (is )?full|volume (is )?full|DiskPressure|out of disk|insufficient (disk|storage)|ephemeral-storage|could not extend file|The disk is full|not enough space on the disk|flood[- ]stage|disk watermark|watermark[^.;]*exceeded|read[-_ ]only[-_ ]allow[-_ ]delete|disk usage exceeded`)},
 	{cat: CategoryDiskFull, what: "disk space problems", str: 0, roles: []string{RoleInfrastructure}, refStr: 0.35, negOnly: true,
 		re: re(`disk (alerts?|pressure|issues?|space issues?)`)},
+
+	// Amazon RDS's own events about an instance's storage and its
+	// Multi-AZ standby.
+	{cat: CategoryDiskFull, what: "a database instance out of storage", str: 0.85, roles: []string{RoleDatabase, RoleLogs, RoleInfrastructure},
+		re: re(`allocated storage has been exhausted|(ran|run|running) out of storage|free storage (capacity )?(for db instance \S+ )?is (critically )?low|storage is (getting |critically )?low|storage-full`)},
+	{cat: CategoryNodeFailure, what: "a database host failing over to its standby", str: 0.75, roles: []string{RoleDatabase, RoleLogs, RoleInfrastructure},
+		re: re(`multi-az (instance )?failover|failover (to|of) (the )?standby|promotion of (a|the) standby`)},
+	// PostgreSQL's own warning when write volume forces checkpoints sooner
+	// than checkpoint_timeout: every page written again, I/O saturated.
+	{cat: CategoryDBSlowQueries, what: "write load forcing checkpoints faster than the server is set for", str: 0.72, roles: rDB,
+		re: re(`checkpoints are occurring too frequently`)},
 
 	// bad_deployment (code defects and version references)
 	{cat: CategoryBadDeployment, what: "application code errors", str: 0.35, roles: []string{RoleLogs},

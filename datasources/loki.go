@@ -53,7 +53,7 @@ func init() {
 
 // planLoki renders the log queries for the service.
 func planLoki(s Source, sc Scope, roles []string) ([]Query, []string) {
-	if sc.Service == "" {
+	if sc.Service == "" && len(sc.DBInstances) == 0 {
 		return nil, []string{fmt.Sprintf("loki source %q not queried: the alert names no service to scope its queries to", s.Name)}
 	}
 	label, _ := s.Settings["serviceLabel"].(string)
@@ -62,6 +62,9 @@ func planLoki(s Source, sc Scope, roles []string) ([]Query, []string) {
 	}
 	var qs []Query
 	for _, e := range entriesFor(TypeLoki, roles) {
+		if rds := strings.Contains(e.Query, "$RDS"); rds && len(sc.DBInstances) == 0 || !rds && sc.Service == "" {
+			continue
+		}
 		qs = append(qs, Query{Key: queryKey(s.ID, e.ID, ""), DataSourceID: s.ID, Source: s.Name, Type: s.Type, Entry: e.ID,
 			Text: renderLogQL(e.Query, sc, label), Roles: e.roles, Start: sc.Start, End: sc.End, Step: time.Minute})
 	}
@@ -77,6 +80,13 @@ func renderLogQL(tmpl string, sc Scope, serviceLabel string) string {
 		if v, ok := sc.Labels[k]; ok && k != serviceLabel {
 			parts = append(parts, k+`=~"`+escapeLabelValue(regexp.QuoteMeta(v))+`|"`)
 		}
+	}
+	if len(sc.DBInstances) > 0 {
+		quoted := make([]string, len(sc.DBInstances))
+		for i, id := range sc.DBInstances {
+			quoted[i] = regexp.QuoteMeta(id)
+		}
+		tmpl = strings.ReplaceAll(tmpl, "$RDS", escapeLabelValue(strings.Join(quoted, "|")))
 	}
 	return strings.ReplaceAll(tmpl, "$S", strings.Join(parts, ", "))
 }

@@ -141,7 +141,7 @@ var (
 // renderPromQL fills an entry's query for a service: each <<…>> group is
 // repeated once per way a series can belong to the service, joined by or;
 // $S becomes that way's matcher plus the alert's narrowing matchers; $W the
-// window.
+// window; $RDS the matcher of the RDS instances the alert names.
 func renderPromQL(tmpl string, sc Scope, serviceLabel string) string {
 	labels := defaultServiceLabels
 	if serviceLabel != "" {
@@ -164,6 +164,13 @@ func renderPromQL(tmpl string, sc Scope, serviceLabel string) string {
 			parts = append(parts, k+`=~"`+escapeLabelValue(regexp.QuoteMeta(sc.Labels[k]))+`|"`)
 		}
 		return strings.Join(parts, ", ")
+	}
+	if len(sc.DBInstances) > 0 {
+		quoted := make([]string, len(sc.DBInstances))
+		for i, id := range sc.DBInstances {
+			quoted[i] = regexp.QuoteMeta(id)
+		}
+		tmpl = strings.ReplaceAll(tmpl, "$RDS", `dimension_DBInstanceIdentifier=~"`+escapeLabelValue(strings.Join(quoted, "|"))+`"`)
 	}
 	window := promDuration(sc.End.Sub(sc.Start))
 	out := groupRe.ReplaceAllStringFunc(tmpl, func(g string) string {

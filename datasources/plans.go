@@ -162,6 +162,29 @@ var Plans = []PlanEntry{
 		What: "Kafka consumer group lag", Unit: analyzer.UnitCount, Reduce: ReduceLast, Trend: true, Source: "kafka_exporter",
 		Query: `sum by (consumergroup, topic) (<<kafka_consumergroup_lag{$S}>>)`},
 
+	// Amazon RDS: the instance's CloudWatch metrics (AWS/RDS, Performance
+	// Insights' DBLoad counters) as YACE exports them, matched by the
+	// DBInstanceIdentifier dimension of the instances the alert names.
+	{ID: "rds_cpu", Type: TypePrometheus, Agents: metricsDB, Signal: analyzer.SignalCPUUsage,
+		What: "RDS CPU utilization", Unit: analyzer.UnitRatio, Reduce: ReduceMax, Source: "CloudWatch AWS/RDS (YACE)",
+		Query: withLimit(`max by (dimension_DBInstanceIdentifier) (aws_rds_cpuutilization_average{$RDS}) / 100`,
+			`max by (dimension_DBInstanceIdentifier) (aws_rds_cpuutilization_average{$RDS}) * 0 + 1`)},
+	{ID: "rds_load_cpu_share", Type: TypePrometheus, Agents: metricsDB, Signal: analyzer.SignalDBLoadCPUShare,
+		What: "share of RDS database load on CPU", Unit: analyzer.UnitRatio, Reduce: ReduceMax, Source: "CloudWatch AWS/RDS DBLoadCPU, DBLoad (YACE)",
+		Query: `sum by (dimension_DBInstanceIdentifier) (aws_rds_dbload_cpu_average{$RDS}) / sum by (dimension_DBInstanceIdentifier) (aws_rds_dbload_average{$RDS} > 0.5)`},
+	{ID: "rds_free_storage", Type: TypePrometheus, Agents: metricsDB, Signal: analyzer.SignalFreeStorage,
+		What: "RDS free storage", Unit: analyzer.UnitBytes, Reduce: ReduceLast, Trend: true, Source: "CloudWatch AWS/RDS FreeStorageSpace (YACE)",
+		Query: `min by (dimension_DBInstanceIdentifier) (aws_rds_free_storage_space_minimum{$RDS}) or min by (dimension_DBInstanceIdentifier) (aws_rds_free_storage_space_average{$RDS})`},
+	{ID: "rds_replica_lag", Type: TypePrometheus, Agents: metricsDB, Signal: analyzer.SignalReplicaLag,
+		What: "RDS replica lag", Unit: analyzer.UnitSeconds, Reduce: ReduceLast, Trend: true, Source: "CloudWatch AWS/RDS ReplicaLag (YACE)",
+		Query: `max by (dimension_DBInstanceIdentifier) (aws_rds_replica_lag_maximum{$RDS}) or max by (dimension_DBInstanceIdentifier) (aws_rds_replica_lag_average{$RDS})`},
+	{ID: "rds_connections", Type: TypePrometheus, Agents: databaseOnly, Signal: analyzer.SignalDBConnections,
+		What: "RDS database connections", Unit: analyzer.UnitCount, Reduce: ReduceMax, Trend: true, Source: "CloudWatch AWS/RDS DatabaseConnections (YACE)",
+		Query: `max by (dimension_DBInstanceIdentifier) (aws_rds_database_connections_maximum{$RDS}) or max by (dimension_DBInstanceIdentifier) (aws_rds_database_connections_average{$RDS})`},
+	{ID: "rds_write_latency", Type: TypePrometheus, Agents: databaseOnly, Signal: analyzer.SignalWriteLatency,
+		What: "RDS write latency", Unit: analyzer.UnitSeconds, Reduce: ReduceMax, Trend: true, Source: "CloudWatch AWS/RDS WriteLatency (YACE)",
+		Query: `max by (dimension_DBInstanceIdentifier) (aws_rds_write_latency_average{$RDS})`},
+
 	// PostgreSQL itself, over a read-only session.
 	{ID: "connections", Type: TypePostgres, Agents: databaseOnly, Signal: analyzer.SignalDBConnections,
 		What: "client connections", Unit: analyzer.UnitCount, Source: "pg_stat_activity", Query: sqlConnections},
@@ -181,6 +204,14 @@ var Plans = []PlanEntry{
 	{ID: "error_count", Type: TypeLoki, Agents: logsDeploy, Signal: analyzer.SignalLogErrors,
 		What: "error log lines in the window, first seen", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "count_over_time",
 		Query: `sum(count_over_time({$S} |~ "` + logErrorFilter + `" [1m]))`},
+
+	// Logs: the RDS instances' own log groups (/aws/rds/instance/<id>/…, the
+	// PostgreSQL log RDS exports) and the RDS event stream EventBridge
+	// writes to CloudWatch Logs, as lambda-promtail ships them to Loki
+	// (their log_group label), the lines naming the alert's instances.
+	{ID: "rds_events", Type: TypeLoki, Agents: []string{analyzer.RoleDatabase, analyzer.RoleLogs}, Signal: analyzer.SignalLogErrors,
+		What: "RDS event or log line", Source: "CloudWatch Logs via lambda-promtail, earliest first",
+		Query: `{log_group=~"/aws/rds/.+|/aws/events/rds.*"} |~ "$RDS"`},
 
 	// Logs: Elasticsearch or OpenSearch (the _search API).
 	{ID: "error_messages", Type: TypeElasticsearch, Agents: logsDeploy, Signal: analyzer.SignalLogErrors,

@@ -56,13 +56,18 @@ func init() {
 
 // planPrometheus renders every entry the pass's agents read for the service.
 func planPrometheus(s Source, sc Scope, roles []string) ([]Query, []string) {
-	if sc.Service == "" {
+	if sc.Service == "" && len(sc.DBInstances) == 0 {
 		return nil, []string{fmt.Sprintf("prometheus source %q not queried: the alert names no service to scope its queries to", s.Name)}
 	}
 	label, _ := s.Settings["serviceLabel"].(string)
 	var qs []Query
 	var notes []string
 	for _, e := range entriesFor(TypePrometheus, roles) {
+		// An RDS instance's series are its CloudWatch metrics, matched by
+		// the instance; a service's, by the service.
+		if rds := strings.Contains(e.Query, "$RDS"); rds && len(sc.DBInstances) == 0 || !rds && sc.Service == "" {
+			continue
+		}
 		text := renderPromQL(e.Query, sc, label)
 		if len(text) > MaxQueryText {
 			notes = append(notes, fmt.Sprintf("prometheus query %s left out: the alert's labels make it longer than %d bytes", e.ID, MaxQueryText))

@@ -33,6 +33,9 @@ type Scope struct {
 	Labels map[string]string
 	// Endpoints are hosts or URLs the alert names, for probes.
 	Endpoints []string
+	// DBInstances are the Amazon RDS instances the alert names (the
+	// instance and its read replicas), for the CloudWatch plans.
+	DBInstances []string
 	Onset     time.Time
 	Start     time.Time
 	End       time.Time
@@ -134,6 +137,7 @@ func ScopeOf(a Alert, now time.Time, lookback time.Duration) Scope {
 		add(k, v)
 	}
 	sc.Endpoints = endpointsOf(a)
+	sc.DBInstances = dbInstancesOf(a, tags)
 	sc.Onset = onsetOf(a)
 	if sc.Onset.IsZero() || sc.Onset.After(now) {
 		sc.Onset = a.CreatedAt
@@ -256,3 +260,32 @@ func parseTime(v any) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
+
+// dbInstanceKeys are the labels, tags and CloudWatch dimensions that name an
+// Amazon RDS instance: the DBInstanceIdentifier dimension as CloudWatch, SNS
+// alarms and YACE write it, and the snake-case forms alert rules give it.
+var dbInstanceKeys = []string{"dimension_DBInstanceIdentifier", "DBInstanceIdentifier", "db_instance_identifier", "dbinstance_identifier",
+	"db_instance", "read_replica", "replica_identifier"}
+
+// maxDBInstances bounds the instances one alert adds to the RDS queries.
+const maxDBInstances = 4
+
+// dbInstancesOf lists the RDS instances an alert names, in key order.
+func dbInstancesOf(a Alert, tags map[string]string) []string {
+	var out []string
+	for _, k := range dbInstanceKeys {
+		v := strings.TrimSpace(tags[k])
+		if v == "" {
+			v, _ = a.Metadata[k].(string)
+			v = strings.TrimSpace(v)
+		}
+		if v != "" && rdsIdentifierRe.MatchString(v) && !slices.Contains(out, v) && len(out) < maxDBInstances {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// rdsIdentifierRe is a DB instance identifier as RDS allows it: a letter,
+// then letters, digits and hyphens, at most 63.
+var rdsIdentifierRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{0,62}$`)

@@ -221,3 +221,37 @@ func metricNames(q string) []string {
 	}
 	return out
 }
+
+// TestRDSInstancesScopeTheirQueries: an alert naming an RDS instance and its
+// replica, with no service, gets the CloudWatch queries matched by the
+// instances (as YACE labels the dimension) and the RDS log lines naming
+// them; nothing else is planned for lack of a service.
+func TestRDSInstancesScopeTheirQueries(t *testing.T) {
+	now := time.Date(2026, 3, 28, 13, 20, 0, 0, time.UTC)
+	sc := ScopeOf(Alert{Provider: "grafana", Tags: map[string]string{"db_instance_identifier": "reporting-prod", "read_replica": "reporting-prod-replica-1",
+		"db_instance": "reporting-prod", "alertname": "RDSReplicaLagCritical"}, CreatedAt: now}, now, 0)
+	if len(sc.DBInstances) != 2 || sc.DBInstances[0] != "reporting-prod" || sc.DBInstances[1] != "reporting-prod-replica-1" {
+		t.Fatalf("instances: %v", sc.DBInstances)
+	}
+	p := Plan([]Source{{ID: "m", Name: "metrics", Type: TypePrometheus}, {ID: "l", Name: "logs", Type: TypeLoki}}, sc, analyzer.Roles, 100)
+	var entries []string
+	for _, q := range p.Queries {
+		entries = append(entries, q.Entry)
+		if !strings.Contains(q.Text, `reporting-prod|reporting-prod-replica-1`) {
+			t.Errorf("%s: not scoped to the instances: %s", q.Entry, q.Text)
+		}
+	}
+	if got := strings.Join(entries, ","); got != "rds_events,rds_cpu,rds_load_cpu_share,rds_free_storage,rds_replica_lag,rds_connections,rds_write_latency" {
+		t.Fatalf("entries: %s", got)
+	}
+	if q := p.Queries[1].Text; !strings.Contains(q, `aws_rds_cpuutilization_average{dimension_DBInstanceIdentifier=~"reporting-prod|reporting-prod-replica-1"}`) {
+		t.Fatalf("rds_cpu: %s", q)
+	}
+	sns := ScopeOf(Alert{Provider: "sns", Tags: map[string]string{"DBInstanceIdentifier": "orders-prod"}, CreatedAt: now}, now, 0)
+	if len(sns.DBInstances) != 1 || sns.DBInstances[0] != "orders-prod" {
+		t.Fatalf("a CloudWatch alarm's dimension: %v", sns.DBInstances)
+	}
+	if bad := ScopeOf(Alert{Tags: map[string]string{"db_instance": `x"} or vector(1) #`}, CreatedAt: now}, now, 0); len(bad.DBInstances) != 0 {
+		t.Fatalf("an identifier RDS would refuse: %v", bad.DBInstances)
+	}
+}
