@@ -32,6 +32,14 @@ import (
 type sourcedResult struct {
 	Status     string   `json:"status"`
 	Category   string   `json:"category"`
+	Culprit    *struct {
+		Kind, Name, Namespace string
+	} `json:"culprit"`
+	Mechanism  *string `json:"mechanism"`
+	Candidates []struct {
+		Category   string  `json:"category"`
+		Confidence float64 `json:"confidence"`
+	} `json:"candidates"`
 	Confidence float64  `json:"confidence"`
 	RootCause  string   `json:"rootCause"`
 	Agents     []string `json:"agents"`
