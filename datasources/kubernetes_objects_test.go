@@ -2,6 +2,9 @@ package datasources
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -217,3 +220,48 @@ func TestParseQuantity(t *testing.T) {
 }
 
 var _ = context.Background
+
+// TestReaderRoleGrantsExactlyWhatThePlansRead: the Helm chart's ClusterRole
+// for the kubernetes source lists, per API group, exactly the resources the
+// plan's paths read, with get, list and watch only.
+func TestReaderRoleGrantsExactlyWhatThePlansRead(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "deploy", "helm", "causeway", "templates", "kubernetes-reader.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	granted := map[string]bool{}
+	rule := regexp.MustCompile(`apiGroups: \["([a-z0-9.]*)"\]\n\s+resources: \[([^\]]+)\]\n\s+verbs: \[([^\]]+)\]`)
+	for _, m := range rule.FindAllStringSubmatch(string(raw), -1) {
+		if m[3] != `"get", "list", "watch"` {
+			t.Errorf("group %q grants %s", m[1], m[3])
+		}
+		for _, r := range strings.Split(m[2], ",") {
+			granted[m[1]+"/"+strings.Trim(strings.TrimSpace(r), `"`)] = true
+		}
+	}
+	read := map[string]bool{}
+	for _, e := range Plans {
+		if e.Type != TypeKubernetes {
+			continue
+		}
+		for _, p := range strings.Fields(e.Query) {
+			path, _, _ := strings.Cut(p, "?")
+			parts := strings.Split(strings.Trim(path, "/"), "/")
+			group := ""
+			if parts[0] == "apis" {
+				group = parts[1]
+			}
+			read[group+"/"+parts[len(parts)-1]] = true
+		}
+	}
+	for r := range read {
+		if !granted[r] {
+			t.Errorf("the plans read %s, which the ClusterRole does not grant", r)
+		}
+	}
+	for r := range granted {
+		if !read[r] {
+			t.Errorf("the ClusterRole grants %s, which no plan reads", r)
+		}
+	}
+}
