@@ -203,6 +203,32 @@ func TestSynthesizeDropsInvalid(t *testing.T) {
 	}
 }
 
+// TestSynthesizeRefusesAnInventedCulprit: a finding that blames an object
+// the input never names is dropped like an uncited claim; one naming an
+// object of the input carries its culprit and mechanism into the answer.
+func TestSynthesizeRefusesAnInventedCulprit(t *testing.T) {
+	line := `Pod shop/checkout-58f6d9c7b4-z9q2m (deployment/checkout) container checkout: waiting ImagePullBackOff: Back-off pulling image "registry.example.com/shop/checkout:2.15.1"`
+	in := Input{Title: "Partial Service Unreachability", Gathered: []Excerpt{{Text: line}}}
+	finding := func(c Culprit) Finding {
+		return Finding{AgentRole: RoleInfrastructure, Category: CategoryImagePullFailure, Stance: StanceSupports, Strength: 0.9, Citation: line,
+			Mechanism: "image_not_found", Culprit: &c}
+	}
+	res := Synthesize(in, []AgentReport{{AgentRole: RoleInfrastructure, Findings: []Finding{finding(Culprit{Kind: KindDeployment, Name: "payments-api", Namespace: "shop"})}}})
+	if res.Dropped != 1 || res.Category != CategoryUnknown || res.Culprit != nil {
+		t.Fatalf("an invented culprit was kept: dropped %d, %s %v", res.Dropped, res.Category, res.Culprit)
+	}
+	res = Synthesize(in, []AgentReport{{AgentRole: RoleInfrastructure, Findings: []Finding{finding(Culprit{Kind: KindDeployment, Name: "checkout", Namespace: "shop"})}}})
+	if res.Dropped != 0 || res.Category != CategoryImagePullFailure || res.Culprit == nil || res.Culprit.String() != "deployment shop/checkout" ||
+		res.Mechanism != "image_not_found" || len(res.Candidates) == 0 || res.Candidates[0].Culprit != res.Culprit || !strings.HasPrefix(res.RootCause, "deployment shop/checkout: ") {
+		t.Fatalf("answer: %+v", res)
+	}
+	res = Synthesize(in, []AgentReport{{AgentRole: RoleInfrastructure, Findings: []Finding{{AgentRole: RoleInfrastructure, Category: CategoryImagePullFailure,
+		Stance: StanceSupports, Strength: 0.9, Citation: line, Culprit: &Culprit{Kind: KindChange, Name: "chg_made_up"}}}}})
+	if res.Dropped != 1 {
+		t.Fatalf("a change no recorded change is was kept: %+v", res)
+	}
+}
+
 func TestSynthesizeThinEvidenceIsUnknown(t *testing.T) {
 	in := Input{Title: "latency blip", Context: []string{"p95 410 ms -> 640 ms for 3 minutes, recovered", "CPU 30%, no errors"}}
 	for _, reps := range [][]AgentReport{nil, {{AgentRole: RoleMetrics, Findings: []Finding{

@@ -39,6 +39,11 @@ func TestParseFindings(t *testing.T) {
 		{"empty citation", `{"findings":[{"category":"disk_full","stance":"supports","strength":0.5,"summary":"s","citation":""}]}`, `"citation" is empty`, 0},
 		{"one bad spoils the reply", `{"findings":[` + ok + `,{"category":"disk_full","stance":"supports","strength":2,"summary":"s","citation":"c"}]}`, "findings[1]", 0},
 		{"too many", `{"findings":[` + strings.Repeat(ok+",", maxFindings) + ok + `]}`, "report at most", 0},
+		{"culprit and mechanism", `{"findings":[{"category":"image_pull_failure","stance":"supports","strength":0.9,"summary":"s","citation":"c","mechanism":"image_not_found","culprit":{"kind":"deployment","name":"checkout","namespace":"shop"}}]}`, "", 1},
+		{"mechanism of another category", `{"findings":[{"category":"image_pull_failure","stance":"supports","strength":0.9,"summary":"s","citation":"c","mechanism":"quota_exceeded"}]}`, `mechanism "quota_exceeded" is not one of image_pull_failure's`, 0},
+		{"culprit kind unknown", `{"findings":[{"category":"disk_full","stance":"supports","strength":0.9,"summary":"s","citation":"c","culprit":{"kind":"spaceship","name":"x"}}]}`, `culprit kind "spaceship"`, 0},
+		{"culprit without name", `{"findings":[{"category":"disk_full","stance":"supports","strength":0.9,"summary":"s","citation":"c","culprit":{"kind":"host"}}]}`, `"culprit" has no name`, 0},
+		{"culprit not an object", `{"findings":[{"category":"disk_full","stance":"supports","strength":0.9,"summary":"s","citation":"c","culprit":"db-1"}]}`, `"culprit" must be an object`, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -73,7 +73,7 @@ func TestMessagesAreValidBlockKit(t *testing.T) {
 	for range 400 {
 		huge += "a <b> & c "
 	}
-	inc := IncidentView{ID: "inc_1", Title: huge, Severity: "critical", Status: "investigated", Service: "checkout",
+	inc := IncidentView{ID: "inc_1", Title: huge, Severity: "critical", Status: "investigated", Service: "checkout", Culprit: huge,
 		Category: "db_connection_exhaustion", Confidence: 0.82, RootCause: huge, Evidence: huge, EvidenceRole: "logs",
 		EvidenceSource: "datasource loki: {app=\"checkout\"}", DashboardURL: "http://localhost/ui/incidents/inc_1"}
 	var msgs [][]Block
@@ -168,5 +168,34 @@ func TestFakeSpeaksFormAndJSON(t *testing.T) {
 	resp.Body.Close()
 	if out["error"] != "not_authed" {
 		t.Fatalf("no token: %v", out)
+	}
+}
+
+// TestRootMessageLeadsWithTheCulprit: the culprit, the object to fix with
+// its mechanism, comes before the narrative; an answer without one shows
+// none.
+func TestRootMessageLeadsWithTheCulprit(t *testing.T) {
+	_, blocks := IncidentMessage(IncidentView{ID: "inc_1", Title: "Partial Service Unreachability", Severity: "high", Status: "investigated",
+		Culprit: "resourcequota shop/compute — quota_exceeded", Category: "admission_rejected", Confidence: 0.88, RootCause: "the quota refuses checkout's pods"})
+	culprit, narrative := -1, -1
+	for i, b := range blocks {
+		if b.Text == nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(b.Text.Text, "*Culprit*") && strings.Contains(b.Text.Text, "`resourcequota shop/compute — quota_exceeded`"):
+			culprit = i
+		case strings.HasPrefix(b.Text.Text, "*Root cause*"):
+			narrative = i
+		}
+	}
+	if culprit < 0 || narrative < culprit {
+		t.Fatalf("blocks: %+v", blocks)
+	}
+	_, blocks = IncidentMessage(IncidentView{ID: "inc_2", Title: "t", Severity: "low", Status: "investigated", Category: "unknown"})
+	for _, b := range blocks {
+		if b.Text != nil && strings.Contains(b.Text.Text, "Culprit") {
+			t.Fatalf("an unknown answer shows a culprit: %+v", b)
+		}
 	}
 }

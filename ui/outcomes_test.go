@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/internal/apptest"
+	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/models"
 )
 
@@ -31,11 +32,19 @@ func TestGradeAnAnswerOnTheIncidentPage(t *testing.T) {
 	started := time.Now().UTC().Add(-time.Minute)
 	done := started.Add(12 * time.Second)
 	if err := a.Store.DB().Create(&models.Investigation{ID: id + "/1", TenantID: tenantID, IncidentID: id, Pass: 1, Status: models.InvestigationCompleted,
-		Agents: []string{"metrics"}, Category: "memory_exhaustion", RootCause: "checkout pods ran out of memory", StartedAt: started, CompletedAt: &done}).Error; err != nil {
+		Agents: []string{"metrics"}, Category: "memory_exhaustion", RootCause: "checkout pods ran out of memory", StartedAt: started, CompletedAt: &done,
+		Culprit: &analyzer.Culprit{Kind: analyzer.KindDeployment, Name: "checkout", Namespace: "shop"}, Mechanism: "oom_killed",
+		Candidates: []analyzer.Candidate{{Culprit: &analyzer.Culprit{Kind: analyzer.KindDeployment, Name: "checkout", Namespace: "shop"}, Category: "memory_exhaustion", Mechanism: "oom_killed", Confidence: 0.8},
+			{Culprit: &analyzer.Culprit{Kind: analyzer.KindNode, Name: "worker-2"}, Category: "node_failure", Mechanism: "node_not_ready", Confidence: 0.3}}}).Error; err != nil {
 		t.Fatal(err)
 	}
 
 	page := v.get("/ui/incidents/" + id)
+	// The culprit leads the answer, before the narrative; the candidates follow.
+	culprit, narrative := strings.Index(page.body, `id="culprit"><strong>deployment shop/checkout</strong> — <code>oom_killed</code>`), strings.Index(page.body, `id="root-cause"`)
+	if culprit < 0 || narrative < culprit || !strings.Contains(page.body, `<td>node worker-2</td><td>Node failure</td><td><code>node_not_ready</code></td><td>30%</td>`) {
+		t.Fatalf("the culprit does not lead the answer: %.3000s", page.body[max(0, narrative-1500):])
+	}
 	for _, want := range []string{`name="verdict" value="correct"`, `name="verdict" value="partly"`, `name="verdict" value="wrong"`, `name="actualCategory"`} {
 		if !strings.Contains(page.body, want) {
 			t.Fatalf("incident page lacks %s", want)

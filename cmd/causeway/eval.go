@@ -338,9 +338,14 @@ func printSummary(out io.Writer, results []evalResult) {
 	fmt.Fprintf(out, "\nMean confidence: right %.2f (n=%d), wrong %.2f (n=%d)\n", mean(right), len(right), mean(wrong), len(wrong))
 	labelled, culprits, mechanisms := 0, 0, 0
 	var secs []float64
+	anyCulprit := false
+	for _, r := range results {
+		anyCulprit = anyCulprit || r.wantCulprit != ""
+	}
 	for _, r := range results {
 		secs = append(secs, r.seconds)
-		if r.wantCulprit == "" && r.wantMechanism == "" && r.expected != analyzer.CategoryUnknown {
+		// A set that labels culprits labels an unknown one as having none.
+		if !anyCulprit || r.wantCulprit == "" && r.wantMechanism == "" && r.expected != analyzer.CategoryUnknown {
 			continue
 		}
 		labelled++

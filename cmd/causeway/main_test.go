@@ -75,8 +75,8 @@ func TestMigrateRefusesABadConfiguration(t *testing.T) {
 }
 
 // evalRow is one scenario line of the eval report: id, expected, got,
-// confidence, mark, status.
-var evalRow = regexp.MustCompile(`^(\S+)\s+(\S+)\s+(\S+)\s+(\d\.\d\d) ([✓✗]) (\S+)$`)
+// confidence, mark, status, and the seconds it took.
+var evalRow = regexp.MustCompile(`^(\S+)\s+(\S+)\s+(\S+)\s+(\d\.\d\d) ([✓✗]) (\S+)\s+\d+\.\ds$`)
 
 // TestEvalReportsEveryScenario runs `causeway eval` over three labelled
 // incidents through the real pipeline (embedded Temporal, worker, database):
