@@ -240,6 +240,7 @@ func (a *Activities) agentInput(ctx context.Context, in AgentInput) (analyzer.In
 		return analyzer.Input{}, nil, nil, storeUnavailable(ctx, in, err)
 	}
 	input := incidentInput(inc, inv.Context)
+	input.At = inv.StartedAt.UTC()
 	if input.Gathered, err = a.gatheredExcerpts(ctx, in.TenantID, in.InvestigationID, in.Facts); err != nil {
 		return analyzer.Input{}, nil, nil, err
 	}

@@ -12,6 +12,7 @@ package analyzer
 import (
 	"sort"
 	"strings"
+	"time"
 )
 
 // Agent roles. They are the values of agentRole in the API, so they must stay
@@ -121,6 +122,9 @@ type Input struct {
 	// Changes are the changes the tenant recorded around the onset, for the
 	// incident's service and others (WithChanges also adds them to Gathered).
 	Changes []Change
+	// At is when the pass read its sources (zero when unknown): how old a
+	// reading is, for signals whose age decides whether they still hold.
+	At time.Time
 }
 
 // Finding is one claim of one agent. The LLM path produces the same struct, so

@@ -52,6 +52,20 @@ type cluster struct {
 	quotas    []*Reading
 	claims    []*Reading
 	rollouts  []*Reading
+	// now is the moment the readings describe (reference).
+	now time.Time
+}
+
+// reference is the moment the readings describe: the pass's time when the
+// cluster's own clock (its latest reading) is at most an hour behind it,
+// else that clock — a snapshot read long after it was taken describes its
+// own moment, not the reader's.
+func (c *cluster) reference(at time.Time) time.Time {
+	clock := c.clock()
+	if at.IsZero() || clock.IsZero() || at.Sub(clock) > time.Hour || at.Before(clock) {
+		return clock
+	}
+	return at
 }
 
 func (c *cluster) empty() bool {
@@ -139,7 +153,8 @@ func clusterHits(gathered []Excerpt, role string, in Input) []hit {
 		return nil
 	}
 	var faults []fault
-	for _, detect := range []func(*cluster) []fault{pendingFaults, admissionFaults, podFaults, probeFaults, serviceFaults, envFaults, nodeFaults, claimFaults} {
+	c.now = c.reference(in.At)
+	for _, detect := range []func(*cluster) []fault{pendingFaults, admissionFaults, podFaults, probeFaults, serviceFaults, envFaults, nodeFaults, claimFaults, chaosFaults} {
 		faults = append(faults, detect(c)...)
 	}
 	faults = explainChains(c, faults)
@@ -148,12 +163,20 @@ func clusterHits(gathered []Excerpt, role string, in Input) []hit {
 	var out []hit
 	perCat := map[string]int{}
 	for _, f := range faults {
-		if f.cite == nil || perCat[f.cat] >= 3 || domainOf(f.cat) != role {
+		str := f.str
+		switch role {
+		case domainOf(f.cat):
+		case corroboratorOf(f.cat):
+			str *= 0.5 // the same object seen from the next domain: a second, weaker witness
+		default:
+			continue
+		}
+		if f.cite == nil || perCat[f.cat] >= 3 {
 			continue
 		}
 		perCat[f.cat]++
 		cul := f.culprit
-		out = append(out, hit{cat: f.cat, mech: f.mech, culprit: &cul, stance: StanceSupports, str: f.str, what: f.what,
+		out = append(out, hit{cat: f.cat, mech: f.mech, culprit: &cul, stance: StanceSupports, str: str, what: f.what,
 			roles: []string{role}, citation: f.cite.Line, stated: true})
 	}
 	return append(out, healthyHits(c, faults, role)...)
@@ -170,6 +193,19 @@ func domainOf(category string) string {
 	return RoleInfrastructure
 }
 
+// corroboratorOf is the agent that weighs a cluster fault second: the one
+// whose domain the fault touches next (a workload's rollout, a node's
+// network, a Service's pods).
+func corroboratorOf(category string) string {
+	switch category {
+	case CategoryServiceMisrouting, CategoryNetworkDegradation, CategoryDNSFailure:
+		return RoleInfrastructure
+	case CategoryNodeFailure:
+		return RoleNetwork
+	}
+	return RoleDeployments
+}
+
 // containerStaleAfter is how long before the cluster's latest reading a container
 // must have last failed, and run ready since, for that failure to be over.
 const containerStaleAfter = time.Hour
@@ -178,7 +214,7 @@ const containerStaleAfter = time.Hour
 // terminated well before the cluster's latest reading and has run ready
 // since is not what the alert is about.
 func recent(c *cluster, faults []fault) []fault {
-	clock := c.clock()
+	clock := c.now
 	if clock.IsZero() {
 		return faults
 	}
@@ -723,6 +759,7 @@ func probeFaults(c *cluster) []fault {
 		ports  string
 		probes map[string]string
 		pods   []string
+		last   time.Time
 	}
 	byWorkload := map[string]*acc{}
 	var order []string
@@ -752,6 +789,9 @@ func probeFaults(c *cluster) []fault {
 					}
 				}
 			}
+			if e.At.After(a.last) {
+				a.last = e.At
+			}
 			kind := strings.ToLower(km[1])
 			s := a.seen[kind]
 			if s == nil {
@@ -780,7 +820,7 @@ func probeFaults(c *cluster) []fault {
 	var out []fault
 	for _, wl := range order {
 		a := byWorkload[wl]
-		if c.recovered(a.pods) {
+		if c.recovered(a.pods) && c.before(a.last, probeStaleAfter) {
 			continue // the probes failed once (a node's flap, a slow start) and the pods are fine since
 		}
 		kind := ""
@@ -828,6 +868,16 @@ func probeFaults(c *cluster) []fault {
 		out = append(out, f)
 	}
 	return out
+}
+
+// probeStaleAfter is how long before the readings' moment a probe must
+// have last failed, on pods fine since, for its failures to be over.
+const probeStaleAfter = 10 * time.Minute
+
+// before tells whether t is more than d before the readings' moment; with
+// no moment known, it is not.
+func (c *cluster) before(t time.Time, d time.Duration) bool {
+	return !c.now.IsZero() && !t.IsZero() && c.now.Sub(t) > d
 }
 
 // recovered tells pods whose containers run, ready and never restarted:
@@ -1012,9 +1062,17 @@ func nodeFaults(c *cluster) []fault {
 		}
 		f := fault{cat: CategoryNodeFailure, mech: "node_not_ready", culprit: Culprit{Kind: KindNode, Name: l["node"]}, str: 0.88, cite: n, onset: n.At}
 		msg := l["reason"] + " " + l["message"]
+		problems := l["problems"]
 		switch {
-		case l["ready"] == "Unknown":
+		// A node whose kubelet stopped posting looks the same as a machine
+		// that is gone, unless something else on it still reports: then it
+		// is the kubelet (or the runtime) that died.
+		case strings.Contains(problems, "ContainerRuntimeUnhealthy") || strings.Contains(problems, "FrequentContainerdRestart") || strings.Contains(problems, "FrequentDockerRestart"):
+			f.mech, f.str = "container_runtime_down", 0.9
+		case strings.Contains(problems, "KubeletUnhealthy") || strings.Contains(problems, "FrequentKubeletRestart"):
 			f.mech, f.str = "kubelet_down", 0.9
+		case l["ready"] == "Unknown" && l["alive"] == "true":
+			f.mech, f.str = "kubelet_down", 0.88
 		case runtimeDownRe.MatchString(msg):
 			f.mech, f.str = "container_runtime_down", 0.9
 		case cniDownRe.MatchString(msg):
@@ -1147,4 +1205,120 @@ func healthyHits(c *cluster, faults []fault, role string) []hit {
 		refute(CategoryImagePullFailure, running, "images that cannot be pulled")
 	}
 	return out
+}
+
+// ---- fault injection ----------------------------------------------------------
+
+// The fault-injection tools' own words: Chaos Mesh's NetworkChaos events
+// ("Successfully apply chaos for shop/checkout-…"), Litmus's experiments
+// (pod-network-latency, pod-network-loss…) and the tc netem command its
+// helper pods apply ("delay 2000ms", "loss 35").
+var (
+	chaosAppliedRe = regexp.MustCompile(`(?i)successfully apply chaos for ([a-z0-9-]+)/([a-z0-9.-]+)`)
+	litmusNetRe    = regexp.MustCompile(`pod-network-(latency|loss|corruption|duplication)`)
+	netemRe        = regexp.MustCompile(`(?i)\b(delay|loss|corrupt|duplicate)\b`)
+)
+
+// chaosMechanism reads added latency or packet loss out of a tool's words.
+func chaosMechanism(s string) string {
+	s = strings.ToLower(s)
+	switch {
+	case strings.Contains(s, "loss"), strings.Contains(s, "corrupt"), strings.Contains(s, "duplicat"):
+		return "packet_loss"
+	case strings.Contains(s, "delay"), strings.Contains(s, "latency"):
+		return "added_latency"
+	}
+	return ""
+}
+
+// chaosFaults: a network fault a fault-injection tool applied to a
+// workload's pods and left running: the traffic of that workload is
+// degraded, by the experiment's own account.
+func chaosFaults(c *cluster) []fault {
+	targets := map[string]*Reading{} // workload → the reading naming it
+	mech := map[string]string{}      // workload → mechanism, when the tool says
+	var order []string
+	target := func(wl string, r *Reading, m string) {
+		if wl == "" {
+			return
+		}
+		if _, ok := targets[wl]; !ok {
+			targets[wl] = r
+			order = append(order, wl)
+		}
+		if m != "" {
+			mech[wl] = m
+		}
+	}
+	var engineMech string
+	for _, e := range c.events {
+		switch e.Labels["kind"] {
+		case "NetworkChaos":
+			if m := chaosAppliedRe.FindStringSubmatch(e.Labels["message"]); m != nil {
+				if p := c.pods[m[1]+"/"+m[2]]; p != nil {
+					target(p.workload, e, chaosMechanism(e.Labels["name"]))
+				}
+			}
+		case "ChaosEngine", "ChaosResult":
+			if m := litmusNetRe.FindString(e.Labels["message"]); m != "" {
+				engineMech = chaosMechanism(m)
+			}
+		}
+	}
+	for _, p := range c.order {
+		for _, r := range p.containers {
+			netem := r.Labels["netem"]
+			if netem == "" || !netemRe.MatchString(netem) {
+				continue
+			}
+			for _, t := range strings.Split(r.Labels["chaos_targets"], ";") {
+				name, _, _ := strings.Cut(t, ":")
+				if tp := c.pods[p.ns+"/"+strings.TrimSpace(name)]; tp != nil {
+					target(tp.workload, r, chaosMechanism(netem))
+				}
+			}
+			if _, app, ok := strings.Cut(r.Labels["chaos_app_label"], "="); ok {
+				for _, wl := range c.workloadsNamed(app) {
+					target(wl, r, chaosMechanism(netem))
+				}
+			}
+		}
+	}
+	var out []fault
+	for _, wl := range order {
+		m := firstOr(mech[wl], engineMech)
+		if m == "" {
+			m = "added_latency"
+			for _, e := range c.events {
+				if e.Labels["workload"] == wl && probeLossRe.MatchString(e.Labels["message"]) {
+					m = "packet_loss"
+				}
+			}
+		}
+		ns, _, _ := strings.Cut(targets[wl].Labels["namespace"], "/")
+		out = append(out, fault{cat: CategoryNetworkDegradation, mech: m, culprit: workloadCulprit(wl, firstOr(ns, c.nsOf(wl)), ""), str: 0.9,
+			cite: targets[wl], affects: []string{wl}, what: fmt.Sprintf("a fault-injection experiment degrading the traffic of %s (%s)", wl, strings.ReplaceAll(m, "_", " "))})
+	}
+	return out
+}
+
+// workloadsNamed lists the workloads of the cluster named name.
+func (c *cluster) workloadsNamed(name string) []string {
+	var out []string
+	for _, p := range c.order {
+		if _, n, _ := strings.Cut(p.workload, "/"); n == name && !contains(out, p.workload) {
+			out = append(out, p.workload)
+		}
+	}
+	return out
+}
+
+// nsOf is the namespace of a workload's pods.
+func (c *cluster) nsOf(workload string) string {
+	for _, p := range c.order {
+		if p.workload == workload {
+			return p.ns
+		}
+	}
+	return ""
 }

@@ -265,3 +265,12 @@ func TestReaderRoleGrantsExactlyWhatThePlansRead(t *testing.T) {
 		}
 	}
 }
+
+func TestClusterAddressSchemes(t *testing.T) {
+	if _, _, ok := clusterAddress("TARGET", "s3://shop-exports/orders/", "shop"); ok {
+		t.Error("a bucket read as a Service")
+	}
+	if h, p, ok := clusterAddress("DB_URL", "postgres://app@orders-db:5432/orders", "shop"); !ok || h != "orders-db" || p != "5432" {
+		t.Errorf("postgres URL: %q %q %v", h, p, ok)
+	}
+}

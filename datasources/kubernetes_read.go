@@ -331,6 +331,21 @@ func containerReading(e PlanEntry, p pod, wl string, cs containerStatus) analyze
 		parts = append(parts, "not ready")
 	}
 	trouble := !cs.Ready || cs.RestartCount > 0 || labels["waiting"] != ""
+	if c, ok := p.container(cs.Name); ok {
+		// A fault-injection helper (Litmus's network experiments) carries
+		// the tc netem command it applies and the pods it targets.
+		for _, env := range c.Env {
+			switch env.Name {
+			case "NETEM_COMMAND":
+				labels["netem"] = env.Value
+			case "TARGETS", "APP_LABEL":
+				labels["chaos_"+strings.ToLower(env.Name)] = env.Value
+			}
+		}
+		if labels["netem"] != "" {
+			parts = append(parts, "injects netem "+clip.To(labels["netem"], 80)+optional(" into ", clip.To(firstNonEmpty(labels["chaos_targets"], labels["chaos_app_label"]), 160)))
+		}
+	}
 	if c, ok := p.container(cs.Name); ok && trouble {
 		labels["image"] = c.Image
 		var ports []string
@@ -381,23 +396,32 @@ func mapString(m map[string]string) string {
 var k8sNormalReasons = map[string]bool{"Killing": true, "ScalingReplicaSet": true, "NodeNotReady": true, "NodeNotSchedulable": true,
 	"Preempted": true, "SuccessfulDelete": true, "TaintManagerEviction": true, "RemovingNode": true, "Rebooted": true}
 
+// chaosKinds are the objects of fault-injection tools (Chaos Mesh, Litmus)
+// whose events, Normal ones included, say a fault was injected and where:
+// an experiment left running is a cause like any other.
+var chaosKinds = map[string]bool{"NetworkChaos": true, "PodChaos": true, "StressChaos": true, "IOChaos": true, "DNSChaos": true,
+	"HTTPChaos": true, "TimeChaos": true, "ChaosEngine": true, "ChaosResult": true}
+
 // eventReadings: the namespace's Warning events, and the Normal ones of
 // k8sNormalReasons, one reading per object and reason (the latest), the
 // service's and the latest first.
 func eventReadings(e PlanEntry, v *clusterView) Result {
-	type key struct{ kind, name, reason string }
+	// One reading per object, reason and kind of message: the kubelet's
+	// Failed carries both "Failed to pull image …: <why>" and "Error:
+	// ErrImagePull", and the first says why.
+	type key struct{ kind, name, reason, shape string }
 	best := map[key]event{}
 	var order []key
 	all := append(append([]event(nil), v.events...), v.nodeEvents...)
 	from, to := eventWindow(all, v.start, v.end)
 	for _, ev := range all {
-		if ev.Type != "Warning" && !k8sNormalReasons[ev.Reason] {
+		if ev.Type != "Warning" && !k8sNormalReasons[ev.Reason] && !chaosKinds[ev.InvolvedObject.Kind] {
 			continue
 		}
 		if at := ev.last(); !from.IsZero() && (at.Before(from) || at.After(to)) {
 			continue
 		}
-		k := key{ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason}
+		k := key{ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Reason, eventShape(ev.Message)}
 		prev, seen := best[k]
 		if !seen {
 			order = append(order, k)
@@ -440,11 +464,20 @@ func eventReadings(e PlanEntry, v *clusterView) Result {
 		return Result{Note: fmt.Sprintf("no warning events in namespace %s", v.namespace)}
 	}
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].At.After(rs[j].At) })
-	troubleFirst(rs, func(r analyzer.Reading) bool { return r.Labels["type"] == "Warning" },
+	troubleFirst(rs, func(r analyzer.Reading) bool { return r.Labels["type"] == "Warning" || chaosKinds[r.Labels["kind"]] },
 		func(r analyzer.Reading) bool {
 			return v.service != "" && strings.Contains(r.Labels["object"]+r.Labels["workload"], "/"+v.service)
 		})
 	return Result{Readings: rs}
+}
+
+// eventShape is the start of an event's message, up to its first quote or colon:
+// what kind of message it is, without the particulars.
+func eventShape(m string) string {
+	if i := strings.IndexAny(m, `":`); i >= 0 {
+		m = m[:i]
+	}
+	return clip.To(m, 40)
 }
 
 // eventWindow is the span events are read in: the pass's window, unless the
@@ -756,6 +789,13 @@ func nearestLabels(pods []pod, selector map[string]string) string {
 	return strings.Join(out, ", ")
 }
 
+// hostSchemes are the URL schemes whose host is a server to connect to (an
+// s3:// or gs:// URL names a bucket, a file:// URL a path).
+var hostSchemes = map[string]bool{"http": true, "https": true, "grpc": true, "grpcs": true, "h2c": true, "ws": true, "wss": true,
+	"tcp": true, "udp": true, "redis": true, "rediss": true, "postgres": true, "postgresql": true, "mysql": true, "mariadb": true,
+	"mongodb": true, "amqp": true, "amqps": true, "nats": true, "kafka": true, "memcached": true, "ldap": true, "ldaps": true,
+	"smtp": true, "cassandra": true, "clickhouse": true, "elasticsearch": true, "jdbc": true}
+
 // addressEnvSuffixes are the endings of environment variable names that
 // hold an address by convention.
 var addressEnvSuffixes = []string{"_HOST", "_HOSTNAME", "_ADDR", "_ADDRESS", "_URL", "_URI", "_ENDPOINT", "_SERVER", "_SERVICE", "_DSN", "_BROKERS", "_TARGET"}
@@ -775,6 +815,9 @@ func envAddressReadings(v *clusterView) []analyzer.Reading {
 	seen := map[string]bool{}
 	var rs []analyzer.Reading
 	for _, p := range v.pods {
+		if p.Status.Phase == "Succeeded" || p.Status.Phase == "Failed" {
+			continue // a finished pod calls nothing any more
+		}
 		wl := v.workloadOf(p.Metadata, "Pod")
 		for _, c := range p.Spec.Containers {
 			for _, env := range c.Env {
@@ -813,7 +856,7 @@ func clusterAddress(name, value, namespace string) (string, string, bool) {
 	host, port := "", ""
 	if strings.Contains(value, "://") {
 		u, err := url.Parse(value)
-		if err != nil || u.Hostname() == "" {
+		if err != nil || u.Hostname() == "" || !hostSchemes[strings.ToLower(u.Scheme)] {
 			return "", "", false
 		}
 		host, port = u.Hostname(), u.Port()
@@ -927,10 +970,22 @@ func nodeReadings(e PlanEntry, v *clusterView) Result {
 func nodeReading(n node) analyzer.Reading {
 	ready, _ := conditionOf(n.Status.Conditions, "Ready")
 	status := firstNonEmpty(ready.Status, "Unknown")
-	var pressure, taints []string
+	var pressure, taints, problems []string
+	alive := false
 	for _, c := range n.Status.Conditions {
-		if c.Type != "Ready" && c.Status == "True" && strings.HasSuffix(c.Type, "Pressure") || c.Type == "NetworkUnavailable" && c.Status == "True" {
+		switch {
+		case c.Type != "Ready" && c.Status == "True" && strings.HasSuffix(c.Type, "Pressure") || c.Type == "NetworkUnavailable" && c.Status == "True":
 			pressure = append(pressure, c.Type)
+		case kubeletConditions[c.Type]:
+		default:
+			// node-problem-detector's conditions (FrequentKubeletRestart,
+			// KubeletUnhealthy, ContainerRuntimeUnhealthy, KernelDeadlock…):
+			// posted by a daemon of its own, so still fresh on a machine
+			// whose kubelet stopped.
+			if c.Status == "True" {
+				problems = append(problems, c.Type)
+			}
+			alive = alive || (ready.Status != "True" && c.LastHeartbeatTime.After(ready.LastTransitionTime.Time))
 		}
 	}
 	for _, t := range n.Spec.Taints {
@@ -949,6 +1004,12 @@ func nodeReading(n node) analyzer.Reading {
 	if len(pressure) > 0 {
 		line += "; " + strings.Join(pressure, ",")
 	}
+	if len(problems) > 0 {
+		line += "; node problems " + strings.Join(problems, ",")
+	}
+	if alive {
+		line += "; its node-problem-detector still reports"
+	}
 	if len(taints) > 0 {
 		line += "; taints " + strings.Join(taints, ",")
 	}
@@ -960,11 +1021,15 @@ func nodeReading(n node) analyzer.Reading {
 		"node": n.Metadata.Name, "ready": status, "reason": ready.Reason, "message": ready.Message,
 		"since": ready.LastTransitionTime.Format(time.RFC3339), "heartbeat": ready.LastHeartbeatTime.Format(time.RFC3339),
 		"unschedulable": strconv.FormatBool(n.Spec.Unschedulable), "taints": strings.Join(taints, ","), "pressure": strings.Join(pressure, ","),
+		"problems": strings.Join(problems, ","), "alive": strconv.FormatBool(alive),
 		"control_plane": strconv.FormatBool(hasKey(n.Metadata.Labels, "node-role.kubernetes.io/control-plane") || hasKey(n.Metadata.Labels, "node-role.kubernetes.io/master")),
 	})
 }
 
 func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }
+
+// kubeletConditions are the node conditions the kubelet itself posts.
+var kubeletConditions = map[string]bool{"Ready": true, "MemoryPressure": true, "DiskPressure": true, "PIDPressure": true, "NetworkUnavailable": true}
 
 // agentReadings reads kube-system: every node-agent and control-plane pod
 // that is not running and ready, every node a node-agent DaemonSet misses,

@@ -64,6 +64,7 @@ func offlineAnswerDebug(t testing.TB, s Scenario, show func(analyzer.Input, []an
 		Description: s.Alert.Description, CreatedAt: now}, now, 0)
 	in := analyzer.BoundInput(analyzer.Input{Title: s.Alert.Title, Description: s.Alert.Description, Severity: s.Alert.Severity,
 		Service: s.Alert.Service, Environment: s.Alert.Environment, Tags: s.Alert.Tags, Metadata: md, Context: analyzer.Excerpts(s.Context)})
+	in.At = now
 	roles := analyzer.SelectAgents(in)
 	for _, r := range datasources.AgentsOf(datasources.TypeKubernetes) {
 		if !contains(roles, r) {

@@ -39,6 +39,7 @@ func TestClusterFaultsNamed(t *testing.T) {
 		{clusterlab.ImageNotFound, analyzer.CategoryImagePullFailure, "image_not_found", "deployment shop/checkout"},
 		{clusterlab.SelectorMismatch, analyzer.CategoryServiceMisrouting, "selector_mismatch", "service shop/cart"},
 		{clusterlab.KubeletDown, analyzer.CategoryNodeFailure, "kubelet_down", "node worker-3"},
+		{clusterlab.NodeGone, analyzer.CategoryNodeFailure, "node_not_ready", "node worker-3"},
 		{clusterlab.LivenessMisconfigured, analyzer.CategoryProbeFailure, "liveness_misconfigured", "deployment shop/checkout"},
 		{clusterlab.NetworkLatency, analyzer.CategoryNetworkDegradation, "added_latency", "deployment shop/checkout"},
 		{clusterlab.OOMWithLaterRollout, analyzer.CategoryMemoryExhaustion, "oom_killed", "deployment shop/cart"},

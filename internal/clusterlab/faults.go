@@ -95,7 +95,8 @@ func SelectorMismatch(w *World) {
 }
 
 // KubeletDown: worker-3's kubelet stopped 12 minutes ago; the node
-// controller marked it Unknown and tainted it unreachable.
+// controller marked it Unknown and tainted it unreachable, while
+// node-problem-detector on the node reports the kubelet unhealthy.
 func KubeletDown(w *World) {
 	n := w.Find("Node", "worker-3")
 	since, hb := w.Ago(11*time.Minute), w.Ago(12*time.Minute)
@@ -104,6 +105,10 @@ func KubeletDown(w *World) {
 		cs = append(cs, Obj{"type": typ, "status": "Unknown", "reason": "NodeStatusUnknown", "message": "Kubelet stopped posting node status.",
 			"lastHeartbeatTime": hb, "lastTransitionTime": since})
 	}
+	// node-problem-detector's health checker, a daemon of its own, still
+	// reports from the node: the machine is up, its kubelet is not.
+	cs = append(cs, Obj{"type": "KubeletUnhealthy", "status": "True", "reason": "KubeletUnhealthy", "message": "kubelet on the node is not functioning properly",
+		"lastHeartbeatTime": w.Ago(20 * time.Second), "lastTransitionTime": w.Ago(11 * time.Minute)})
 	n["status"].(Obj)["conditions"] = cs
 	n["spec"].(Obj)["taints"] = []any{Obj{"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule", "timeAdded": since},
 		Obj{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": since}}
@@ -174,4 +179,13 @@ func OOMWithLaterRollout(w *World) {
 	d := w.Find("Deployment", "cart")["status"].(Obj)
 	d["readyReplicas"], d["availableReplicas"], d["unavailableReplicas"] = 0, 0, 3
 	w.RefreshEndpoints()
+}
+
+// NodeGone: worker-3 went away (powered off) 12 minutes ago: every
+// condition stopped at once and the node controller marked it Unknown.
+func NodeGone(w *World) {
+	KubeletDown(w)
+	n := w.Find("Node", "worker-3")
+	conds := n["status"].(Obj)["conditions"].([]any)
+	n["status"].(Obj)["conditions"] = conds[:len(conds)-1]
 }
