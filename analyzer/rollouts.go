@@ -59,7 +59,7 @@ func rolloutHits(gathered []Excerpt, role string) []hit {
 	}
 	byDeployment := map[string][]rs{}
 	var deployments []string
-	pods := map[string][]podState{} // by replicaset
+	pods := map[string][]podState{}  // by replicaset
 	probeKilled := map[string]bool{} // pods the kubelet restarts for a failed probe
 	for _, r := range quotedReadings(gathered) {
 		if r.Signal == SignalK8sEvent && r.Labels["kind"] == "Pod" && (r.Labels["reason"] == "Killing" && strings.Contains(r.Labels["message"], "probe") ||

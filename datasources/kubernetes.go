@@ -37,10 +37,6 @@ var namespaceRe = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`)
 // (the alphabet of k8s.io/apimachinery's rand.SafeEncodeString).
 var podHashRe = regexp.MustCompile(`^[bcdfghjklmnpqrstvwxz2456789]{5,10}$`)
 
-// k8sServiceLabels are the labels that name a workload's service, in the
-// order Kubernetes' recommended labels, Helm charts and older manifests use.
-var k8sServiceLabels = []string{"app.kubernetes.io/name", "app", "service", "k8s-app", "app.kubernetes.io/instance"}
-
 func init() {
 	register(kind{
 		name:        TypeKubernetes,

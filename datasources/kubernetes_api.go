@@ -143,20 +143,6 @@ func (p *probe) target() string {
 	return ""
 }
 
-// port is the port the probe connects to ("" for exec probes).
-func (p *probe) port() string {
-	switch {
-	case p == nil:
-	case p.HTTPGet != nil:
-		return string(p.HTTPGet.Port)
-	case p.TCPSocket != nil:
-		return string(p.TCPSocket.Port)
-	case p.GRPC != nil:
-		return strconv.Itoa(p.GRPC.Port)
-	}
-	return ""
-}
-
 type envVar struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
@@ -170,16 +156,6 @@ type container struct {
 	LivenessProbe  *probe          `json:"livenessProbe"`
 	ReadinessProbe *probe          `json:"readinessProbe"`
 	StartupProbe   *probe          `json:"startupProbe"`
-}
-
-// exposes tells whether the container declares port (a number or a name).
-func (c container) exposes(port string) bool {
-	for _, p := range c.Ports {
-		if strconv.Itoa(p.ContainerPort) == port || (p.Name != "" && p.Name == port) {
-			return true
-		}
-	}
-	return false
 }
 
 type podSpec struct {

@@ -149,24 +149,6 @@ func (v *clusterView) deploymentOf(rs, hash string) string {
 	return "replicaset/" + rs
 }
 
-// ofService tells whether an object belongs to the service: one of its
-// service labels names it, or its name is the service's or starts with it
-// followed by a dash (a Deployment's ReplicaSets and pods).
-func ofService(m objectMeta, service string) bool {
-	if service == "" {
-		return false
-	}
-	if m.Name == service || strings.HasPrefix(m.Name, service+"-") {
-		return true
-	}
-	for _, l := range k8sServiceLabels {
-		if m.Labels[l] == service {
-			return true
-		}
-	}
-	return false
-}
-
 // reading builds one Kubernetes reading: its line is written by the caller
 // (what a reader checks), its labels carry the same facts for the analyzer,
 // every value cut short.
@@ -591,10 +573,10 @@ func workloadReadings(e PlanEntry, v *clusterView) Result {
 				}
 			}
 		}
-		spec := w.Spec.Template.Spec
+		tmpl := w.Spec.Template.Spec
 		// The service account controller creates "default" in every
 		// namespace; a list without it is not the whole list.
-		if sa := firstNonEmpty(spec.ServiceAccountName, "default"); v.read["serviceaccounts"] && accounts["default"] {
+		if sa := firstNonEmpty(tmpl.ServiceAccountName, "default"); v.read["serviceaccounts"] && accounts["default"] {
 			labels["serviceaccount"] = sa
 			if !accounts[sa] {
 				labels["serviceaccount_missing"] = "true"
@@ -602,7 +584,7 @@ func workloadReadings(e PlanEntry, v *clusterView) Result {
 			}
 		}
 		var images []string
-		for _, c := range spec.Containers {
+		for _, c := range tmpl.Containers {
 			images = append(images, c.Image)
 		}
 		labels["images"] = strings.Join(images, ",")

@@ -36,9 +36,9 @@ type Scope struct {
 	// DBInstances are the Amazon RDS instances the alert names (the
 	// instance and its read replicas), for the CloudWatch plans.
 	DBInstances []string
-	Onset     time.Time
-	Start     time.Time
-	End       time.Time
+	Onset       time.Time
+	Start       time.Time
+	End         time.Time
 }
 
 // Scope limits.

@@ -30,9 +30,9 @@ import (
 
 // sourcedResult is the part of GET /v1/investigation/{id} these tests read.
 type sourcedResult struct {
-	Status     string   `json:"status"`
-	Category   string   `json:"category"`
-	Culprit    *struct {
+	Status   string `json:"status"`
+	Category string `json:"category"`
+	Culprit  *struct {
 		Kind, Name, Namespace string
 	} `json:"culprit"`
 	Mechanism  *string `json:"mechanism"`

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causeway/causeway/internal/apptest"
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/internal/apptest"
 	"github.com/causeway/causeway/models"
 )
 

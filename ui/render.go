@@ -294,11 +294,11 @@ func funcs(a *assets) template.FuncMap {
 			}
 			return s[:n]
 		},
-		"join":  strings.Join,
+		"join":    strings.Join,
 		"label":   label,
 		"culprit": func(c *analyzer.Culprit) string { return c.String() },
 		"has":     slices.Contains[[]string],
-		"field": func(id, label, value string) copyField { return copyField{ID: id, Label: label, Value: value} },
+		"field":   func(id, label, value string) copyField { return copyField{ID: id, Label: label, Value: value} },
 	}
 }
 

@@ -24,19 +24,6 @@ type resource struct {
 	namespaced                   bool
 }
 
-// path is the resource's collection path under a namespace ("" for the
-// cluster scope, or every namespace of a namespaced kind).
-func (r resource) path(namespace string) string {
-	base := "/apis/" + r.group + "/" + r.version
-	if r.group == "" {
-		base = "/api/" + r.version
-	}
-	if namespace != "" {
-		base += "/namespaces/" + namespace
-	}
-	return base + "/" + r.plural
-}
-
 func (r resource) apiVersion() string {
 	if r.group == "" {
 		return r.version

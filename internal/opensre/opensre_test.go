@@ -71,8 +71,8 @@ func serve(t *testing.T, s replay.Scenario, now time.Time) (*datasources.Connect
 	conn := datasources.NewConnector(datasources.Options{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, QueryTimeout: 10 * time.Second})
 	var cfgs []datasources.Config
 	var srcs []datasources.Source
-	add := func(spec datasources.Spec) {
-		cfg, err := conn.Prepare(context.Background(), spec)
+	add := func(ds datasources.Spec) {
+		cfg, err := conn.Prepare(context.Background(), ds)
 		if err != nil {
 			t.Fatal(err)
 		}
