@@ -378,6 +378,13 @@ func mapString(m map[string]string) string {
 var k8sNormalReasons = map[string]bool{"Killing": true, "ScalingReplicaSet": true, "NodeNotReady": true, "NodeNotSchedulable": true,
 	"Preempted": true, "SuccessfulDelete": true, "TaintManagerEviction": true, "RemovingNode": true, "Rebooted": true}
 
+// tellingReasons are the event reasons whose message says why something failed:
+// the scheduler's and the controllers' refusals, the kubelet's pull, probe
+// and mount failures, a node going down, a fault injected.
+var tellingReasons = map[string]bool{"FailedScheduling": true, "FailedCreate": true, "Failed": true, "Unhealthy": true, "Killing": true,
+	"FailedMount": true, "FailedAttachVolume": true, "FailedToRetrieveImagePullSecret": true, "NodeNotReady": true, "Evicted": true,
+	"ProvisioningFailed": true, "FailedCreatePodSandBox": true, "ProgressDeadlineExceeded": true, "Applied": true, "ChaosInject": true}
+
 // chaosKinds are the objects of fault-injection tools (Chaos Mesh, Litmus)
 // whose events, Normal ones included, say a fault was injected and where:
 // an experiment left running is a cause like any other.
@@ -450,6 +457,9 @@ func eventReadings(e PlanEntry, v *clusterView) Result {
 		func(r analyzer.Reading) bool {
 			return v.service != "" && strings.Contains(r.Labels["object"]+r.Labels["workload"], "/"+v.service)
 		})
+	// The answer is cut to the result cap: the events that say why come
+	// before the ones that only say something failed (BackOff, Pulling).
+	sort.SliceStable(rs, func(i, j int) bool { return tellingReasons[rs[i].Labels["reason"]] && !tellingReasons[rs[j].Labels["reason"]] })
 	return Result{Readings: rs}
 }
 
