@@ -168,7 +168,12 @@ func CitationValid(in Input, citation string) bool {
 	if ok, isRef := fieldRefValid(in, c); isRef {
 		return ok
 	}
-	q := squash(c)
+	return holds(in, squash(c))
+}
+
+// holds reports whether the input's text — title, description, a context
+// entry or a gathered excerpt — holds q, both with whitespace squashed.
+func holds(in Input, q string) bool {
 	if q == "" {
 		return false
 	}

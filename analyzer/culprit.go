@@ -179,8 +179,7 @@ func culpritNamed(in Input, c *Culprit) bool {
 		}
 		return false
 	}
-	q := squash(c.Name)
-	if in.Service == c.Name || strings.Contains(squash(in.Title), q) || strings.Contains(squash(in.Description), q) {
+	if in.Service == c.Name {
 		return true
 	}
 	for _, v := range in.Tags {
@@ -188,15 +187,5 @@ func culpritNamed(in Input, c *Culprit) bool {
 			return true
 		}
 	}
-	for _, e := range in.Context {
-		if strings.Contains(squash(e), q) {
-			return true
-		}
-	}
-	for _, g := range in.Gathered {
-		if strings.Contains(squash(g.Text), q) {
-			return true
-		}
-	}
-	return false
+	return holds(in, squash(c.Name))
 }

@@ -93,11 +93,14 @@ type containerPort struct {
 	Protocol      string `json:"protocol"`
 }
 
-func (p containerPort) protocol() string {
-	if p.Protocol == "" {
+func (p containerPort) protocol() string { return protocolOr(p.Protocol) }
+
+// protocolOr is a port's protocol; the API's default is TCP.
+func protocolOr(p string) string {
+	if p == "" {
 		return "TCP"
 	}
-	return p.Protocol
+	return p
 }
 
 type probe struct {
@@ -367,12 +370,7 @@ type servicePort struct {
 	Protocol   string      `json:"protocol"`
 }
 
-func (p servicePort) protocol() string {
-	if p.Protocol == "" {
-		return "TCP"
-	}
-	return p.Protocol
-}
+func (p servicePort) protocol() string { return protocolOr(p.Protocol) }
 
 // target is the port the Service forwards to: its targetPort, else its port.
 func (p servicePort) target() string {
