@@ -414,3 +414,19 @@ func TestValidCategoryAndRoles(t *testing.T) {
 		t.Fatal("roles wrong")
 	}
 }
+
+// TestMechanismOfWords: an answer whose findings name no mechanism takes
+// it from the decisive evidence's own words.
+func TestMechanismOfWords(t *testing.T) {
+	for _, c := range []struct{ cat, cite, want string }{
+		{CategoryMemoryExhaustion, "Last State: Terminated, Reason: OOMKilled", "oom_killed"},
+		{CategoryMemoryExhaustion, "heap grows 40 MB an hour: a leak in the session cache", "memory_leak"},
+		{CategoryCPUSaturation, "nr_throttled 4120 of 5000 periods", "cpu_throttled"},
+		{CategoryCPUSaturation, "load average 31.2 on 8 cores", "cpu_overload"},
+		{CategoryDiskFull, "No space left on device", MechanismOther},
+	} {
+		if got := mechanismOfWords(c.cat, c.cite); got != c.want {
+			t.Errorf("%s %q: %s, want %s", c.cat, c.cite, got, c.want)
+		}
+	}
+}

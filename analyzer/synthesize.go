@@ -548,9 +548,31 @@ func blame(in Input, win *catScore) (*Culprit, string) {
 		culprit = fallbackCulprit(in, win.cat)
 	}
 	if mech == "" || !ValidMechanism(win.cat, mech) {
-		mech = MechanismOther
+		mech = mechanismOfWords(win.cat, win.best.Citation)
 	}
 	return culprit, mech
+}
+
+// mechanismOfWords tells the mechanism from the words of the decisive
+// evidence when no finding named one: the kernel's and the runtimes' own
+// ("OOMKilled", "out of memory", CFS "throttled"), else other.
+func mechanismOfWords(category, citation string) string {
+	c := strings.ToLower(citation)
+	switch category {
+	case CategoryMemoryExhaustion:
+		switch {
+		case strings.Contains(c, "oom") || strings.Contains(c, "out of memory") || strings.Contains(c, "exit code 137"):
+			return "oom_killed"
+		case strings.Contains(c, "leak"):
+			return "memory_leak"
+		}
+	case CategoryCPUSaturation:
+		if strings.Contains(c, "throttl") {
+			return "cpu_throttled"
+		}
+		return "cpu_overload"
+	}
+	return MechanismOther
 }
 
 // maxCandidates bounds the ranked answers.
