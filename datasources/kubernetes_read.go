@@ -459,7 +459,9 @@ func eventReadings(e PlanEntry, v *clusterView) Result {
 		})
 	// The answer is cut to the result cap: the events that say why come
 	// before the ones that only say something failed (BackOff, Pulling).
-	sort.SliceStable(rs, func(i, j int) bool { return tellingReasons[rs[i].Labels["reason"]] && !tellingReasons[rs[j].Labels["reason"]] })
+	sort.SliceStable(rs, func(i, j int) bool {
+		return tellingReasons[rs[i].Labels["reason"]] && !tellingReasons[rs[j].Labels["reason"]]
+	})
 	return Result{Readings: rs}
 }
 
