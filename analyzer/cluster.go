@@ -51,6 +51,8 @@ type cluster struct {
 	rollouts  []*Reading
 	// now is the moment the readings describe (reference).
 	now time.Time
+	// readings counts the cluster readings collected.
+	readings int
 }
 
 // reference is the moment the readings describe: the pass's time when the
@@ -65,10 +67,6 @@ func (c *cluster) reference(at time.Time) time.Time {
 	return at
 }
 
-func (c *cluster) empty() bool {
-	return len(c.order) == 0 && len(c.events) == 0 && len(c.nodes) == 0 && len(c.services) == 0 && len(c.workloads) == 0 && len(c.quotas) == 0 && len(c.claims) == 0
-}
-
 func (c *cluster) pod(ns, name string) *kpod {
 	k := ns + "/" + name
 	p := c.pods[k]
@@ -80,10 +78,10 @@ func (c *cluster) pod(ns, name string) *kpod {
 	return p
 }
 
-// clusterOf collects the Kubernetes readings of an agent's excerpts.
-func clusterOf(gathered []Excerpt) *cluster {
+// clusterOf collects an agent's Kubernetes readings.
+func clusterOf(readings []*Reading) *cluster {
 	c := &cluster{pods: map[string]*kpod{}}
-	for _, r := range quotedReadings(gathered) {
+	for _, r := range readings {
 		l := r.Labels
 		switch r.Signal {
 		case SignalContainerStatus:
@@ -111,7 +109,10 @@ func clusterOf(gathered []Excerpt) *cluster {
 			c.claims = append(c.claims, r)
 		case SignalRollout:
 			c.rollouts = append(c.rollouts, r)
+		default:
+			continue
 		}
+		c.readings++
 	}
 	for _, e := range c.events {
 		if e.Labels["kind"] == "Pod" {
@@ -144,9 +145,9 @@ func workloadCulprit(workload, ns, pod string) Culprit {
 // clusterHits turns an agent's cluster readings into findings: each fault
 // found, ranked by how well it explains the alert, and against each fault
 // kind the cluster shows none of, its healthy state.
-func clusterHits(gathered []Excerpt, role string, in Input) []hit {
-	c := clusterOf(gathered)
-	if c.empty() {
+func clusterHits(readings []*Reading, role string, in Input) []hit {
+	c := clusterOf(readings)
+	if c.readings == 0 {
 		return nil
 	}
 	var faults []fault
@@ -284,20 +285,14 @@ func rank(faults []fault, in Input) {
 				break
 			}
 		}
-		f.str = clamp01(f.str)
+		f.str = min(max(f.str, 0), maxClusterStrength)
 	}
 	sort.SliceStable(faults, func(i, j int) bool { return faults[i].str > faults[j].str })
 }
 
-func clamp01(x float64) float64 {
-	if x > 0.97 {
-		return 0.97
-	}
-	if x < 0 {
-		return 0
-	}
-	return x
-}
+// maxClusterStrength caps a ranked fault below certainty: the objects' state
+// is strong evidence, never proof.
+const maxClusterStrength = 0.97
 
 // explainChains applies what one fault says about another: a node that is
 // down explains every pod failing on it, so their own faults step back; a
@@ -330,11 +325,17 @@ func explainChains(c *cluster, faults []fault) []fault {
 	return out
 }
 
+// podByName resolves a fault's "pod/<name>" reference.
 func (c *cluster) podByName(ref string) *kpod {
 	kind, name, ok := strings.Cut(ref, "/")
 	if !ok || kind != "pod" {
 		return nil
 	}
+	return c.podNamed(name)
+}
+
+// podNamed is the readings' pod of that name.
+func (c *cluster) podNamed(name string) *kpod {
 	for _, p := range c.order {
 		if p.name == name {
 			return p

@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -94,8 +95,8 @@ func chaosFaults(c *cluster) []fault {
 				}
 			}
 		}
-		ns, _, _ := strings.Cut(targets[wl].Labels["namespace"], "/")
-		out = append(out, fault{cat: CategoryNetworkDegradation, mech: m, culprit: workloadCulprit(wl, firstOr(ns, c.nsOf(wl)), ""), str: 0.9,
+		ns := firstOr(targets[wl].Labels["namespace"], c.nsOf(wl))
+		out = append(out, fault{cat: CategoryNetworkDegradation, mech: m, culprit: workloadCulprit(wl, ns, ""), str: 0.9,
 			cite: targets[wl], affects: []string{wl}, what: fmt.Sprintf("a fault-injection experiment degrading the traffic of %s (%s)", wl, strings.ReplaceAll(m, "_", " "))})
 	}
 	return out
@@ -105,7 +106,7 @@ func chaosFaults(c *cluster) []fault {
 func (c *cluster) workloadsNamed(name string) []string {
 	var out []string
 	for _, p := range c.order {
-		if _, n, _ := strings.Cut(p.workload, "/"); n == name && !contains(out, p.workload) {
+		if _, n, _ := strings.Cut(p.workload, "/"); n == name && !slices.Contains(out, p.workload) {
 			out = append(out, p.workload)
 		}
 	}

@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -45,7 +46,7 @@ func envFaults(c *cluster) []fault {
 	seen := map[string]bool{}
 	callers := map[string][]string{} // host → the workloads configured with it
 	for _, e := range c.envs {
-		if !contains(callers[e.Labels["host"]], e.Labels["workload"]) {
+		if !slices.Contains(callers[e.Labels["host"]], e.Labels["workload"]) {
 			callers[e.Labels["host"]] = append(callers[e.Labels["host"]], e.Labels["workload"])
 		}
 	}
@@ -203,10 +204,14 @@ func nodeFaults(c *cluster) []fault {
 	return out
 }
 
+// podsOn lists the readings' pods placed on node.
 func (c *cluster) podsOn(node string) []string {
+	if node == "" {
+		return nil
+	}
 	var out []string
 	for _, p := range c.order {
-		if p.node == node && node != "" {
+		if p.node == node {
 			out = append(out, "pod/"+p.name)
 		}
 	}

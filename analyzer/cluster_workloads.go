@@ -2,7 +2,9 @@ package analyzer
 
 import (
 	"fmt"
+	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -199,7 +201,7 @@ func (c *cluster) unboundClaim(p *kpod) string {
 		claims = strings.Split(p.pending.Labels["claims"], ",")
 	}
 	for _, cl := range c.claims {
-		if cl.Value < 1 && (len(claims) == 0 || contains(claims, cl.Labels["pvc"])) {
+		if cl.Value < 1 && (len(claims) == 0 || slices.Contains(claims, cl.Labels["pvc"])) {
 			return cl.Labels["pvc"]
 		}
 	}
@@ -207,15 +209,6 @@ func (c *cluster) unboundClaim(p *kpod) string {
 		return claims[0]
 	}
 	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ---- admission ----------------------------------------------------------
@@ -231,19 +224,22 @@ var (
 	policyRe        = regexp.MustCompile(`violates PodSecurity|(maximum|minimum) (cpu|memory|ephemeral-storage) usage per (Container|Pod)|security context constraint|is forbidden: .*(must not|not allowed|denied)`)
 )
 
+// admissionVerdict reads a refusal: its mechanism and the object it names
+// (the quota, the service account, the webhook).
 func admissionVerdict(msg string) (mech, object string, ok bool) {
-	switch {
-	case quotaExceededRe.MatchString(msg):
-		return "quota_exceeded", quotaExceededRe.FindStringSubmatch(msg)[1], true
-	case quotaFailedRe.MatchString(msg):
-		return "quota_exceeded", quotaFailedRe.FindStringSubmatch(msg)[1], true
-	case saMissingRe.MatchString(msg):
-		m := saMissingRe.FindStringSubmatch(msg)
+	if m := quotaExceededRe.FindStringSubmatch(msg); m != nil {
+		return "quota_exceeded", m[1], true
+	}
+	if m := quotaFailedRe.FindStringSubmatch(msg); m != nil {
+		return "quota_exceeded", m[1], true
+	}
+	if m := saMissingRe.FindStringSubmatch(msg); m != nil {
 		return "service_account_missing", firstOr(m[1], m[2]), true
-	case webhookRe.MatchString(msg):
-		m := webhookRe.FindStringSubmatch(msg)
+	}
+	if m := webhookRe.FindStringSubmatch(msg); m != nil {
 		return "webhook_denied", firstOr(m[1], m[2]), true
-	case policyRe.MatchString(msg):
+	}
+	if policyRe.MatchString(msg) {
 		return "policy_denied", "", true
 	}
 	return "", "", false
@@ -350,8 +346,7 @@ func podFaults(c *cluster) []fault {
 			case l["waiting"] == "CreateContainerConfigError" && configMissingRe.MatchString(l["message"]):
 				f = &fault{cat: CategoryConfigChange, mech: MechanismOther, str: 0.82, what: fmt.Sprintf("configuration %s needs and that does not exist", p.workload)}
 			case strings.EqualFold(l["reason"], "OOMKilled"):
-				restarts, _ := strconv.ParseFloat(strconv.Itoa(int(r.Value)), 64)
-				f = &fault{cat: CategoryMemoryExhaustion, mech: "oom_killed", str: ramp(restarts, 1, 5, 0.88, 0.93),
+				f = &fault{cat: CategoryMemoryExhaustion, mech: "oom_killed", str: ramp(math.Trunc(r.Value), 1, 5, 0.88, 0.93),
 					what: fmt.Sprintf("container %s of %s terminated as OOMKilled (exit code %s) after %s restart(s)", l["container"], p.workload, firstOr(l["exit_code"], "137"), formatValue(r.Value, UnitCount, r.At))}
 			case l["exit_code"] == "137" && !killedByProbe && r.Value >= 1:
 				f = &fault{cat: CategoryMemoryExhaustion, mech: "oom_killed", str: 0.55,
@@ -369,17 +364,23 @@ func podFaults(c *cluster) []fault {
 }
 
 // killedByProbe tells whether the kubelet restarted the pod's container for
-// a failed liveness or startup probe (its Killing event), which explains an
-// exit code 137 without the OOM killer.
+// a failed liveness or startup probe, which explains an exit code 137
+// without the OOM killer.
 func (p *kpod) killedByProbe() bool {
-	for _, e := range p.events {
-		m := e.Labels["message"]
-		if e.Labels["reason"] == "Killing" && (strings.Contains(m, "failed liveness probe") || strings.Contains(m, "failed startup probe")) {
-			return true
-		}
-		if e.Labels["reason"] == "Unhealthy" && (strings.HasPrefix(m, "Liveness probe failed") || strings.HasPrefix(m, "Startup probe failed")) {
-			return true
-		}
+	return slices.ContainsFunc(p.events, probeKill)
+}
+
+// probeKill tells a kubelet event that restarts a container for a failed
+// liveness or startup probe: its Killing ("Container checkout failed
+// liveness probe, will be restarted"), or the Unhealthy result of such a
+// probe.
+func probeKill(e *Reading) bool {
+	m := e.Labels["message"]
+	switch e.Labels["reason"] {
+	case "Killing":
+		return strings.Contains(m, "failed liveness probe") || strings.Contains(m, "failed startup probe")
+	case "Unhealthy":
+		return strings.HasPrefix(m, "Liveness probe failed") || strings.HasPrefix(m, "Startup probe failed")
 	}
 	return false
 }
@@ -438,7 +439,7 @@ func probeFaults(c *cluster) []fault {
 				byWorkload[p.workload] = a
 				order = append(order, p.workload)
 			}
-			if !contains(a.pods, p.name) {
+			if !slices.Contains(a.pods, p.name) {
 				a.pods = append(a.pods, p.name)
 			}
 			for _, cr := range p.containers {
@@ -546,12 +547,7 @@ func (c *cluster) before(t time.Time, d time.Duration) bool {
 // whatever their probes reported in the past did not last.
 func (c *cluster) recovered(pods []string) bool {
 	for _, name := range pods {
-		var p *kpod
-		for _, x := range c.order {
-			if x.name == name {
-				p = x
-			}
-		}
+		p := c.podNamed(name)
 		if p == nil || p.pending != nil || len(p.containers) == 0 {
 			return false
 		}

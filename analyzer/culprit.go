@@ -75,8 +75,9 @@ func ValidMechanism(category, m string) bool {
 // ValidCulpritKind reports whether k is one of CulpritKinds.
 func ValidCulpritKind(k string) bool { return slices.Contains(CulpritKinds, k) }
 
-// podNameRe is a pod of a Deployment (<deployment>-<template hash>-<suffix>)
-// or of a StatefulSet (<statefulset>-<ordinal>), as the controllers name them.
+// The names the controllers give pods: a Deployment's
+// (<deployment>-<template hash>-<suffix>) and a StatefulSet's
+// (<statefulset>-<ordinal>).
 var (
 	deploymentPodRe  = regexp.MustCompile(`^(.+)-[bcdfghjklmnpqrstvwxz2456789]{5,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
 	statefulSetPodRe = regexp.MustCompile(`^(.+)-\d+$`)
@@ -98,7 +99,7 @@ func podWorkload(pod, namespace string) Culprit {
 // labels its exporter gives the series: a container's pod (its workload),
 // a node_exporter instance (the host), a volume claim, a probed endpoint,
 // a database server, a consumer group. Nil when the labels name none.
-func readingCulprit(r *Reading, category string) *Culprit {
+func readingCulprit(r *Reading) *Culprit {
 	l := r.Labels
 	hostOf := func(instance string) string {
 		if h, _, err := net.SplitHostPort(instance); err == nil {

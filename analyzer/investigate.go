@@ -118,8 +118,9 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 	c := buildCorpus(BoundInput(in.ForRole(role)))
 	var hits []hit
 	readings := func(c *corpus) []hit {
-		hits := append(readingHits(c.in.Gathered, role), rolloutHits(c.in.Gathered, role)...)
-		return append(hits, clusterHits(c.in.Gathered, role, c.in)...)
+		rs := quotedReadings(c.in.Gathered)
+		hits := append(readingHits(rs, role), rolloutHits(rs, role)...)
+		return append(hits, clusterHits(rs, role, c.in)...)
 	}
 	for _, phase := range []func(*corpus) []hit{ruleHits, numericHits, readings, statedChangeHits, attributionHits} {
 		if err := ctx.Err(); err != nil {

@@ -558,8 +558,8 @@ func firstOr(v, def string) string {
 // would crowd other signals out.
 const readingsPerSignal = 3
 
-// readingHits judges every reading of the gathered excerpts the role reads.
-func readingHits(gathered []Excerpt, role string) []hit {
+// readingHits judges every quoted reading of the excerpts the role reads.
+func readingHits(readings []*Reading, role string) []hit {
 	type kept struct {
 		j judgement
 		r *Reading
@@ -571,7 +571,7 @@ func readingHits(gathered []Excerpt, role string) []hit {
 	best := map[key][]kept{}
 	var order []key
 	supported := map[string]bool{}
-	for _, r := range quotedReadings(gathered) {
+	for _, r := range readings {
 		j, ok := judge(r)
 		if !ok {
 			continue
@@ -613,7 +613,7 @@ func readingHits(gathered []Excerpt, role string) []hit {
 			}
 			h := hit{cat: k.j.cat, stance: k.j.stance, str: k.j.str, what: k.j.what(), roles: []string{role}, citation: k.r.Line, stated: true}
 			if h.stance == StanceSupports && h.cat != "" {
-				h.culprit = readingCulprit(k.r, h.cat)
+				h.culprit = readingCulprit(k.r)
 			}
 			out = append(out, h)
 		}
@@ -621,10 +621,6 @@ func readingHits(gathered []Excerpt, role string) []hit {
 	return out
 }
 
-// linesOf tells which readings' lines are lines of text (the text may have
-// been cut to a size cap, or differ from the rendering), so every citation
-// holds. Text is normally the readings' lines in order, which is checked in
-// one pass; anything else falls back to a set of the text's lines.
 // quotedReadings are the readings whose line is still in their excerpt's
 // text: only those can be cited, so only those may be judged.
 func quotedReadings(gathered []Excerpt) []*Reading {
@@ -644,6 +640,10 @@ func quotedReadings(gathered []Excerpt) []*Reading {
 	return out
 }
 
+// linesOf tells which readings' lines are lines of text (the text may have
+// been cut to a size cap, or differ from the rendering), so every citation
+// holds. Text is normally the readings' lines in order, which is checked in
+// one pass; anything else falls back to a set of the text's lines.
 func linesOf(text string, rs []Reading) func(i int) bool {
 	ok := make([]bool, len(rs))
 	off, inOrder := 0, true

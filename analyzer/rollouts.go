@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -49,7 +48,7 @@ func explainedElsewhere(r *Reading) bool {
 // running, the rollout is the trigger, and the finding cites the rollout
 // itself. Pods of an older ReplicaSet failing too, or a rollout that had run
 // for a day before the failures, argue against it.
-func rolloutHits(gathered []Excerpt, role string) []hit {
+func rolloutHits(readings []*Reading, role string) []hit {
 	if role != RoleDeployments {
 		return nil
 	}
@@ -61,13 +60,12 @@ func rolloutHits(gathered []Excerpt, role string) []hit {
 	var deployments []string
 	pods := map[string][]podState{}  // by replicaset
 	probeKilled := map[string]bool{} // pods the kubelet restarts for a failed probe
-	for _, r := range quotedReadings(gathered) {
-		if r.Signal == SignalK8sEvent && r.Labels["kind"] == "Pod" && (r.Labels["reason"] == "Killing" && strings.Contains(r.Labels["message"], "probe") ||
-			r.Labels["reason"] == "Unhealthy" && !strings.HasPrefix(r.Labels["message"], "Readiness")) {
+	for _, r := range readings {
+		if r.Signal == SignalK8sEvent && r.Labels["kind"] == "Pod" && probeKill(r) {
 			probeKilled[r.Labels["name"]] = true
 		}
 	}
-	for _, r := range quotedReadings(gathered) {
+	for _, r := range readings {
 		switch r.Signal {
 		case SignalRollout:
 			d := r.Labels["deployment"]

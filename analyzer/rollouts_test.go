@@ -104,7 +104,7 @@ func TestContainerTerminations(t *testing.T) {
 			ev.Render("event")
 			rs = append(rs, ev)
 		}
-		hits := clusterHits([]Excerpt{{Text: ReadingsText(rs), Readings: rs, Measured: true}}, RoleInfrastructure, Input{})
+		hits := clusterHits(quotedReadings([]Excerpt{{Text: ReadingsText(rs), Readings: rs, Measured: true}}), RoleInfrastructure, Input{})
 		var got *hit
 		for i := range hits {
 			if hits[i].stance == StanceSupports && hits[i].cat == CategoryMemoryExhaustion {

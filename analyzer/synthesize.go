@@ -76,6 +76,7 @@ type catScore struct {
 	cat        string
 	sup, ref   map[string]float64 // per agent: max strength
 	supF       []Finding          // all supporting findings
+	refF       []Finding          // all refuting findings, weighed by weighRefutations
 	nSup, nRef int
 	best       Finding // strongest supporting finding
 	bestRef    Finding
@@ -136,15 +137,13 @@ func Synthesize(in Input, reports []AgentReport) Result {
 					cs.best = f
 				}
 			} else {
-				cs.nRef++
-				cs.ref[f.AgentRole] = math.Max(cs.ref[f.AgentRole], f.Strength)
-				if better(f, cs.bestRef) {
-					cs.bestRef = f
-				}
+				cs.refF = append(cs.refF, f)
 			}
 		}
 	}
-	aimedElsewhere(byRole, scores)
+	for _, cs := range scores {
+		cs.weighRefutations()
+	}
 	ranked := make([]*catScore, 0, len(scores))
 	for _, cs := range scores {
 		ref := 0.0
@@ -616,34 +615,24 @@ func candidates(in Input, ranked []*catScore, win *catScore, res Result) []Candi
 	return out
 }
 
-// aimedElsewhere takes back refutations that argue about an object no
-// supporting finding of their category blames: that a rollout of one
-// Deployment was not the trigger says nothing of another's.
-func aimedElsewhere(byRole map[string][]Finding, scores map[string]*catScore) {
-	for _, cs := range scores {
-		blamedObjs := map[string]bool{}
-		for _, f := range cs.supF {
-			if f.Culprit != nil {
-				blamedObjs[f.Culprit.String()] = true
-			}
+// weighRefutations counts the refutations of a category, except those that
+// argue about an object no supporting finding of the category blames: that
+// a rollout of one Deployment was not the trigger says nothing of another's.
+func (cs *catScore) weighRefutations() {
+	blamed := map[string]bool{}
+	for _, f := range cs.supF {
+		if f.Culprit != nil {
+			blamed[f.Culprit.String()] = true
 		}
-		if len(blamedObjs) == 0 {
+	}
+	for _, f := range cs.refF {
+		if len(blamed) > 0 && f.Culprit != nil && !blamed[f.Culprit.String()] {
 			continue
 		}
-		cs.ref = map[string]float64{}
-		cs.nRef = 0
-		cs.bestRef = Finding{}
-		for role, fs := range byRole {
-			for _, f := range fs {
-				if f.Category != cs.cat || f.Stance != StanceRefutes || (f.Culprit != nil && !blamedObjs[f.Culprit.String()]) {
-					continue
-				}
-				cs.nRef++
-				cs.ref[role] = math.Max(cs.ref[role], f.Strength)
-				if better(f, cs.bestRef) {
-					cs.bestRef = f
-				}
-			}
+		cs.nRef++
+		cs.ref[f.AgentRole] = math.Max(cs.ref[f.AgentRole], f.Strength)
+		if better(f, cs.bestRef) {
+			cs.bestRef = f
 		}
 	}
 }
