@@ -50,11 +50,31 @@ func (a apiCall) do(ctx context.Context, method, url, contentType string, body i
 		why = a.explain(resp.StatusCode, raw)
 	}
 	why = clip.To(strings.TrimSpace(firstNonEmpty(why, http.StatusText(resp.StatusCode))), 300)
+	r := &refusal{status: resp.StatusCode, why: why}
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return nil, fmt.Errorf("%w: HTTP %d: %s", ErrDenied, resp.StatusCode, why)
+		r.class = ErrDenied
 	case http.StatusBadRequest, http.StatusNotFound, http.StatusUnprocessableEntity:
-		return nil, fmt.Errorf("%w: HTTP %d: %s", ErrBadQuery, resp.StatusCode, why)
+		r.class = ErrBadQuery
 	}
-	return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, why)
+	return nil, r
 }
+
+// refusal is an API's non-2xx answer: its status and the system's own
+// words, classed as ErrDenied, ErrBadQuery or neither, so a caller can quote
+// the system without its status line.
+type refusal struct {
+	class  error
+	status int
+	why    string
+}
+
+func (r *refusal) Error() string {
+	s := fmt.Sprintf("HTTP %d: %s", r.status, r.why)
+	if r.class != nil {
+		s = r.class.Error() + ": " + s
+	}
+	return s
+}
+
+func (r *refusal) Unwrap() error { return r.class }

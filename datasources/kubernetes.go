@@ -84,17 +84,15 @@ func init() {
 				}
 				hc = c.clientWithRoots(roots)
 			}
+			// The namespace a connection test lists: the first the source may read.
+			ns := "default"
+			if allowed := k8sAllowed(cfg.Settings); len(allowed) > 0 {
+				ns = allowed[0]
+			}
 			return &kubernetes{api: apiCall{client: hc, auth: cfg.Auth, explain: explainK8s}, base: strings.TrimRight(cfg.URL, "/"),
-				namespace: firstOr(k8sAllowed(cfg.Settings), "default"), maxSeries: c.opts.MaxSeries}, nil
+				namespace: ns, maxSeries: c.opts.MaxSeries}, nil
 		},
 	})
-}
-
-func firstOr(list []string, def string) string {
-	if len(list) > 0 {
-		return list[0]
-	}
-	return def
 }
 
 // k8sAllowed lists the namespaces a source is set to read: settings.namespaces,
@@ -231,8 +229,8 @@ func (k *kubernetes) Run(ctx context.Context, q Query) (Result, error) {
 				return Result{}, err
 			}
 			why := err.Error()
-			if _, after, ok := strings.Cut(why, "HTTP "); ok && len(after) > 5 {
-				why = after[5:] // the API's own words, after "HTTP 403: "
+			if r := (*refusal)(nil); errors.As(err, &r) {
+				why = r.why // the API's own words
 			}
 			v.notes = append(v.notes, fmt.Sprintf("%s not read: %s", m[1], clip.To(why, 160)))
 			continue

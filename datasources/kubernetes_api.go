@@ -237,10 +237,13 @@ func (p pod) ready() bool {
 	return c.Status == "True"
 }
 
+// container is the pod's declared container (or init container) of that name.
 func (p pod) container(name string) (container, bool) {
-	for _, c := range append(append([]container(nil), p.Spec.Containers...), p.Spec.InitContainers...) {
-		if c.Name == name {
-			return c, true
+	for _, list := range [][]container{p.Spec.Containers, p.Spec.InitContainers} {
+		for _, c := range list {
+			if c.Name == name {
+				return c, true
+			}
 		}
 	}
 	return container{}, false

@@ -2,6 +2,8 @@ package datasources
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,7 +97,7 @@ func nodeReading(n node) analyzer.Reading {
 	}
 	line := fmt.Sprintf("Node %s: Ready=%s", n.Metadata.Name, status)
 	if status != "True" {
-		line += optional(" (", ready.Reason+optional(": ", clip.To(ready.Message, 240))) + map[bool]string{true: ")", false: ""}[ready.Reason != ""]
+		line += parenthesized(strings.TrimPrefix(ready.Reason+optional(": ", clip.To(ready.Message, 240)), ": "))
 		if !ready.LastTransitionTime.IsZero() {
 			line += " since " + ready.LastTransitionTime.Format(time.RFC3339)
 		}
@@ -239,7 +241,7 @@ func tolerates(ds workload, n node) bool {
 func quotaReadings(e PlanEntry, v *clusterView) Result {
 	var rs []analyzer.Reading
 	for _, q := range v.quotas {
-		for _, res := range sortedKeysOf(q.Status.Hard) {
+		for _, res := range slices.Sorted(maps.Keys(q.Status.Hard)) {
 			hard, okH := parseQuantity(q.Status.Hard[res])
 			used, okU := parseQuantity(q.Status.Used[res])
 			if !okH || !okU {
@@ -273,14 +275,13 @@ func ratioOf(r analyzer.Reading) float64 {
 	return r.Value / r.Limit
 }
 
-func sortedKeysOf(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+// quantitySuffixes are a resource quantity's binary and decimal suffixes,
+// binary first so "Mi" is not read as "M".
+var quantitySuffixes = []struct {
+	s string
+	f float64
+}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"Pi", 1 << 50}, {"Ei", 1 << 60},
+	{"m", 1e-3}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18}}
 
 // parseQuantity reads a Kubernetes resource quantity ("500m", "2", "4Gi",
 // "1.5", "10k") as a number in base units.
@@ -289,13 +290,8 @@ func parseQuantity(s string) (float64, bool) {
 	if s == "" {
 		return 0, false
 	}
-	suffixes := []struct {
-		s string
-		f float64
-	}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"Pi", 1 << 50}, {"Ei", 1 << 60},
-		{"m", 1e-3}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18}}
 	mult := 1.0
-	for _, x := range suffixes {
+	for _, x := range quantitySuffixes {
 		if strings.HasSuffix(s, x.s) {
 			s, mult = strings.TrimSuffix(s, x.s), x.f
 			break

@@ -1,7 +1,6 @@
 package datasources
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -218,8 +217,6 @@ func TestParseQuantity(t *testing.T) {
 		t.Error("lots parsed")
 	}
 }
-
-var _ = context.Background
 
 // TestReaderRoleGrantsExactlyWhatThePlansRead: the Helm chart's ClusterRole
 // for the kubernetes source lists, per API group, exactly the resources the

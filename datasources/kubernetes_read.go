@@ -3,6 +3,8 @@ package datasources
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,6 +34,11 @@ type clusterView struct {
 	quotas                      []resourceQuota
 	claims                      []volumeClaim
 	volumes, classes, accounts  []namedObject
+
+	// podByName and replicaSetByName index pods and replicaSets, which
+	// every pod's and event's workload is looked up in.
+	podByName        map[string]*pod
+	replicaSetByName map[string]*replicaSet
 }
 
 // add decodes one list into the view, by the resource its path names.
@@ -50,6 +57,10 @@ func (v *clusterView) add(path string, items []json.RawMessage) error {
 			v.systemPods, err = decodeAll[pod](items)
 		} else {
 			v.pods, err = decodeAll[pod](items)
+			v.podByName = make(map[string]*pod, len(v.pods))
+			for i := range v.pods {
+				v.podByName[v.pods[i].Metadata.Name] = &v.pods[i]
+			}
 		}
 	case "events":
 		if strings.Contains(query, "involvedObject.kind") {
@@ -59,6 +70,10 @@ func (v *clusterView) add(path string, items []json.RawMessage) error {
 		}
 	case "replicasets":
 		v.replicaSets, err = decodeAll[replicaSet](items)
+		v.replicaSetByName = make(map[string]*replicaSet, len(v.replicaSets))
+		for i := range v.replicaSets {
+			v.replicaSetByName[v.replicaSets[i].Metadata.Name] = &v.replicaSets[i]
+		}
 	case "deployments", "statefulsets", "daemonsets":
 		var ws []workload
 		ws, err = decodeAll[workload](items)
@@ -129,13 +144,11 @@ func (v *clusterView) workloadOf(m objectMeta, kind string) string {
 // deploymentOf names the Deployment of a ReplicaSet, from the ReplicaSet
 // list when it was read, else from its name and pod template hash.
 func (v *clusterView) deploymentOf(rs, hash string) string {
-	for _, s := range v.replicaSets {
-		if s.Metadata.Name == rs {
-			if d := s.Metadata.owner("Deployment"); d != "" {
-				return "deployment/" + d
-			}
-			hash = s.Metadata.Labels["pod-template-hash"]
+	if s := v.replicaSetByName[rs]; s != nil {
+		if d := s.Metadata.owner("Deployment"); d != "" {
+			return "deployment/" + d
 		}
+		hash = s.Metadata.Labels["pod-template-hash"]
 	}
 	if hash != "" && strings.HasSuffix(rs, "-"+hash) {
 		return "deployment/" + strings.TrimSuffix(rs, "-"+hash)
@@ -310,7 +323,8 @@ func containerReading(e PlanEntry, p pod, wl string, cs containerStatus) analyze
 		parts = append(parts, "not ready")
 	}
 	trouble := !cs.Ready || cs.RestartCount > 0 || labels["waiting"] != ""
-	if c, ok := p.container(cs.Name); ok {
+	c, declared := p.container(cs.Name)
+	if declared {
 		// A fault-injection helper (Litmus's network experiments) carries
 		// the tc netem command it applies and the pods it targets.
 		for _, env := range c.Env {
@@ -325,7 +339,7 @@ func containerReading(e PlanEntry, p pod, wl string, cs containerStatus) analyze
 			parts = append(parts, "injects netem "+clip.To(labels["netem"], 80)+optional(" into ", clip.To(firstNonEmpty(labels["chaos_targets"], labels["chaos_app_label"]), 160)))
 		}
 	}
-	if c, ok := p.container(cs.Name); ok && trouble {
+	if declared && trouble {
 		labels["image"] = c.Image
 		var ports []string
 		for _, pt := range c.Ports {
@@ -350,6 +364,7 @@ func containerReading(e PlanEntry, p pod, wl string, cs containerStatus) analyze
 	return reading(e.Signal, float64(cs.RestartCount), at, line, labels)
 }
 
+// optional is prefix and s, or nothing when s is empty.
 func optional(prefix, s string) string {
 	if s == "" {
 		return ""
@@ -357,12 +372,17 @@ func optional(prefix, s string) string {
 	return prefix + s
 }
 
-func mapString(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// parenthesized is " (s)", or nothing when s is empty.
+func parenthesized(s string) string {
+	if s == "" {
+		return ""
 	}
-	sort.Strings(keys)
+	return " (" + s + ")"
+}
+
+// mapString renders a label map as "k=v,…" in key order.
+func mapString(m map[string]string) string {
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + m[k]
@@ -414,7 +434,7 @@ func eventReadings(e PlanEntry, v *clusterView) Result {
 		}
 		if !seen || ev.last().After(prev.last()) {
 			if seen {
-				ev.Count = max(ev.count(), 1) + prev.count()
+				ev.Count = ev.count() + prev.count()
 				if prev.first().Before(ev.first()) {
 					ev.FirstTimestamp = kTime{prev.first()}
 				}
@@ -435,7 +455,7 @@ func eventReadings(e PlanEntry, v *clusterView) Result {
 		case "Deployment", "StatefulSet", "DaemonSet", "Job":
 			wl = strings.ToLower(ev.InvolvedObject.Kind) + "/" + ev.InvolvedObject.Name
 		}
-		line := ev.last().Format(time.RFC3339) + " " + ev.Type + " " + ev.Reason + " " + obj + optional(" (", wl) + map[bool]string{true: ")", false: ""}[wl != ""] +
+		line := ev.last().Format(time.RFC3339) + " " + ev.Type + " " + ev.Reason + " " + obj + parenthesized(wl) +
 			": " + clip.To(squashSpace(ev.Message), 300)
 		if n := ev.count(); n > 1 {
 			line += fmt.Sprintf(" (x%d since %s)", n, ev.first().Format(time.RFC3339))
@@ -493,10 +513,8 @@ func eventWindow(events []event, start, end time.Time) (time.Time, time.Time) {
 
 // podWorkload names the workload of a pod of the view by its name.
 func (v *clusterView) podWorkload(name string) string {
-	for _, p := range v.pods {
-		if p.Metadata.Name == name {
-			return v.workloadOf(p.Metadata, "Pod")
-		}
+	if p := v.podByName[name]; p != nil {
+		return v.workloadOf(p.Metadata, "Pod")
 	}
 	// Pods deleted since keep their ReplicaSet's name before their suffix.
 	if i := strings.LastIndexByte(name, '-'); i > 0 {

@@ -140,3 +140,4 @@ func TestKubernetesErrors(t *testing.T) {
 		t.Fatalf("bad CA bundle: %v", err)
 	}
 }
+

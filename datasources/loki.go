@@ -62,7 +62,7 @@ func planLoki(s Source, sc Scope, roles []string) ([]Query, []string) {
 	}
 	var qs []Query
 	for _, e := range entriesFor(TypeLoki, roles) {
-		if rds := strings.Contains(e.Query, "$RDS"); rds && len(sc.DBInstances) == 0 || !rds && sc.Service == "" {
+		if !scopedBy(e.PlanEntry, sc) {
 			continue
 		}
 		qs = append(qs, Query{Key: queryKey(s.ID, e.ID, ""), DataSourceID: s.ID, Source: s.Name, Type: s.Type, Entry: e.ID,
@@ -82,11 +82,7 @@ func renderLogQL(tmpl string, sc Scope, serviceLabel string) string {
 		}
 	}
 	if len(sc.DBInstances) > 0 {
-		quoted := make([]string, len(sc.DBInstances))
-		for i, id := range sc.DBInstances {
-			quoted[i] = regexp.QuoteMeta(id)
-		}
-		tmpl = strings.ReplaceAll(tmpl, "$RDS", escapeLabelValue(strings.Join(quoted, "|")))
+		tmpl = strings.ReplaceAll(tmpl, "$RDS", dbInstancesPattern(sc))
 	}
 	return strings.ReplaceAll(tmpl, "$S", strings.Join(parts, ", "))
 }

@@ -166,11 +166,7 @@ func renderPromQL(tmpl string, sc Scope, serviceLabel string) string {
 		return strings.Join(parts, ", ")
 	}
 	if len(sc.DBInstances) > 0 {
-		quoted := make([]string, len(sc.DBInstances))
-		for i, id := range sc.DBInstances {
-			quoted[i] = regexp.QuoteMeta(id)
-		}
-		tmpl = strings.ReplaceAll(tmpl, "$RDS", `dimension_DBInstanceIdentifier=~"`+escapeLabelValue(strings.Join(quoted, "|"))+`"`)
+		tmpl = strings.ReplaceAll(tmpl, "$RDS", `dimension_DBInstanceIdentifier=~"`+dbInstancesPattern(sc)+`"`)
 	}
 	window := promDuration(sc.End.Sub(sc.Start))
 	out := groupRe.ReplaceAllStringFunc(tmpl, func(g string) string {
@@ -203,4 +199,23 @@ func promDuration(d time.Duration) string {
 		d = time.Minute
 	}
 	return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+}
+
+// dbInstancesPattern is the alternation of the RDS instances the alert
+// names, escaped for a label matcher's regular expression.
+func dbInstancesPattern(sc Scope) string {
+	quoted := make([]string, len(sc.DBInstances))
+	for i, id := range sc.DBInstances {
+		quoted[i] = regexp.QuoteMeta(id)
+	}
+	return escapeLabelValue(strings.Join(quoted, "|"))
+}
+
+// scopedBy tells whether an entry can be planned for the scope: an RDS
+// entry ($RDS) needs the instances the alert names, any other a service.
+func scopedBy(e PlanEntry, sc Scope) bool {
+	if strings.Contains(e.Query, "$RDS") {
+		return len(sc.DBInstances) > 0
+	}
+	return sc.Service != ""
 }

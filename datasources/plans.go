@@ -63,7 +63,6 @@ var (
 	// A cluster's pods and events say something to every agent that reads
 	// the cluster: the node, the Service in front, the rollout.
 	k8sWide      = []string{analyzer.RoleDeployments, analyzer.RoleInfrastructure, analyzer.RoleNetwork}
-	networkInfra = []string{analyzer.RoleInfrastructure, analyzer.RoleNetwork}
 	infraNetwork = []string{analyzer.RoleInfrastructure, analyzer.RoleNetwork}
 )
 
@@ -233,7 +232,7 @@ var Plans = []PlanEntry{
 		What: "workload", Source: "apps/v1 Deployments, StatefulSets, DaemonSets; core/v1 ServiceAccounts",
 		Query: "/apis/apps/v1/namespaces/{namespace}/deployments /apis/apps/v1/namespaces/{namespace}/statefulsets " +
 			"/apis/apps/v1/namespaces/{namespace}/daemonsets /api/v1/namespaces/{namespace}/serviceaccounts"},
-	{ID: "services", Type: TypeKubernetes, Agents: networkInfra, Signal: analyzer.SignalServiceRouting, Unit: analyzer.UnitCount,
+	{ID: "services", Type: TypeKubernetes, Agents: infraNetwork, Signal: analyzer.SignalServiceRouting, Unit: analyzer.UnitCount,
 		What: "Service", Source: "core/v1 Services and Endpoints, discovery/v1 EndpointSlices, core/v1 Pods",
 		Query: "/api/v1/namespaces/{namespace}/services /api/v1/namespaces/{namespace}/pods " +
 			"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices /api/v1/namespaces/{namespace}/endpoints"},

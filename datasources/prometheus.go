@@ -65,7 +65,7 @@ func planPrometheus(s Source, sc Scope, roles []string) ([]Query, []string) {
 	for _, e := range entriesFor(TypePrometheus, roles) {
 		// An RDS instance's series are its CloudWatch metrics, matched by
 		// the instance; a service's, by the service.
-		if rds := strings.Contains(e.Query, "$RDS"); rds && len(sc.DBInstances) == 0 || !rds && sc.Service == "" {
+		if !scopedBy(e.PlanEntry, sc) {
 			continue
 		}
 		text := renderPromQL(e.Query, sc, label)
