@@ -114,9 +114,9 @@ func k8sAllowed(settings map[string]any) []string {
 }
 
 // k8sNamespaces picks the namespaces a pass reads: the alert's when the
-// source may read it, else the source's own (at most k8sMaxNamespaces), else
-// "default". An alert naming a namespace the source is not set to read gets
-// a note, and that namespace is not read.
+// source may read it, else the source's own (at most k8sMaxNamespaces, the
+// rest named in the note), else "default". An alert naming a namespace the
+// source is not set to read gets a note, and that namespace is not read.
 func k8sNamespaces(s Source, sc Scope) ([]string, string) {
 	allowed := k8sAllowed(s.Settings)
 	alert := sc.Labels["namespace"]
@@ -127,8 +127,11 @@ func k8sNamespaces(s Source, sc Scope) ([]string, string) {
 		return []string{alert}, ""
 	case alert != "":
 		return nil, fmt.Sprintf("kubernetes source %q not queried: the alert's namespace %s is not one of its settings.namespaces", s.Name, alert)
+	case len(allowed) > k8sMaxNamespaces:
+		return allowed[:k8sMaxNamespaces], fmt.Sprintf("kubernetes source %q: the alert names no namespace; read the first %d of its settings.namespaces, not %s",
+			s.Name, k8sMaxNamespaces, clip.To(strings.Join(allowed[k8sMaxNamespaces:], ", "), 200))
 	case len(allowed) > 0:
-		return allowed[:min(len(allowed), k8sMaxNamespaces)], ""
+		return allowed, ""
 	}
 	return []string{"default"}, ""
 }
@@ -141,8 +144,9 @@ func k8sNamespaces(s Source, sc Scope) ([]string, string) {
 // Cluster-wide reads (nodes) run once.
 func planKubernetes(s Source, sc Scope, roles []string) ([]Query, []string) {
 	namespaces, note := k8sNamespaces(s, sc)
+	var notes []string
 	if note != "" {
-		return nil, []string{note}
+		notes = append(notes, note)
 	}
 	var qs []Query
 	clusterDone := map[string]bool{}
@@ -162,7 +166,7 @@ func planKubernetes(s Source, sc Scope, roles []string) ([]Query, []string) {
 				Text: text, Roles: e.roles, Start: sc.Start, End: sc.End, Target: sc.Service})
 		}
 	}
-	return qs, nil
+	return qs, notes
 }
 
 // k8sPaths fills a plan entry's paths for a namespace.

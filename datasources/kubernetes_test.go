@@ -141,3 +141,33 @@ func TestKubernetesErrors(t *testing.T) {
 	}
 }
 
+// TestKubernetesNamespacesASourceMayRead: a source set to settings.namespaces
+// reads the alert's namespace when it is one of them and nothing when it is
+// not; an alert naming none reads the first k8sMaxNamespaces, and the note
+// names the ones left out.
+func TestKubernetesNamespacesASourceMayRead(t *testing.T) {
+	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+	src := Source{ID: "k", Name: "prod", Type: TypeKubernetes, Settings: map[string]any{"namespaces": []any{"a", "b", "c", "d", "e"}}}
+	read := func(labels map[string]string) (map[string]bool, []string) {
+		p := Plan([]Source{src}, Scope{Labels: labels, Start: now.Add(-time.Hour), End: now}, analyzer.Roles, 100)
+		ns := map[string]bool{}
+		for _, q := range p.Queries {
+			first, _, _ := strings.Cut(strings.TrimPrefix(q.Text, "GET "), ",")
+			if n := pathNamespace(first); n != "" {
+				ns[n] = true
+			}
+		}
+		return ns, p.Notes
+	}
+	ns, notes := read(map[string]string{"namespace": "b"})
+	if len(ns) != 1 || !ns["b"] || len(notes) != 0 {
+		t.Fatalf("alert on b: %v %v", ns, notes)
+	}
+	if ns, notes = read(map[string]string{"namespace": "z"}); len(ns) != 0 || len(notes) != 1 || !strings.Contains(notes[0], "is not one of its settings.namespaces") {
+		t.Fatalf("alert on z: %v %v", ns, notes)
+	}
+	ns, notes = read(nil)
+	if len(ns) != 3 || !ns["a"] || !ns["b"] || !ns["c"] || len(notes) != 1 || !strings.HasSuffix(notes[0], "not d, e") {
+		t.Fatalf("no namespace named: %v %v", ns, notes)
+	}
+}
