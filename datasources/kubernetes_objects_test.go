@@ -30,7 +30,7 @@ func worldResults(t *testing.T, fault func(*clusterlab.World), forbid ...string)
 	sc := alertScope(now)
 	sc.Service = ""
 	res := runPlan(t, c, cfg, sc)
-	if ks.Writes.Load() != 0 {
+	if ks.API.Writes.Load() != 0 {
 		t.Fatal("the client sent something other than GET")
 	}
 	return res

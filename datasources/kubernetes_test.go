@@ -81,7 +81,7 @@ func TestKubernetesReadsAnOOMCrashLoop(t *testing.T) {
 			t.Fatalf("a nine-day-old rollout taken for the trigger: %+v", f)
 		}
 	}
-	if ks.Writes.Load() != 0 {
+	if ks.API.Writes.Load() != 0 {
 		t.Fatal("the client sent something other than GET")
 	}
 }

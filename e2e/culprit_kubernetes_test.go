@@ -86,7 +86,7 @@ func TestClusterCulpritsThroughTheKubernetesSource(t *testing.T) {
 					t.Fatalf("the rollout after the onset is a candidate: %+v", res.Candidates)
 				}
 			}
-			if ks.Writes.Load() != 0 {
+			if ks.API.Writes.Load() != 0 {
 				t.Fatal("Causeway sent the API server something other than GET")
 			}
 			if c.name == "quota" {

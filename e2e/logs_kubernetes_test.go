@@ -71,7 +71,7 @@ func TestCrashLoopWhoseReasonIsOnlyInKubernetes(t *testing.T) {
 	if !found {
 		t.Fatalf("no evidence quoting the OOM kill with the Kubernetes path: %+v", res.Evidence)
 	}
-	if ks.Writes.Load() != 0 {
+	if ks.API.Writes.Load() != 0 {
 		t.Fatal("Causeway sent the API server something other than GET")
 	}
 	secretsNowhere(t, e, tk, id, res.Agents, token)

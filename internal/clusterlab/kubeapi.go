@@ -2,7 +2,6 @@ package clusterlab
 
 import (
 	"bytes"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -184,6 +183,10 @@ func NewKubeAPI(token string, objects []json.RawMessage, shift time.Duration) (*
 	if err != nil {
 		return nil, err
 	}
+	// A list is in namespace and name order, as etcd's keys are.
+	sort.SliceStable(objs, func(i, j int) bool {
+		return objs[i].namespace+"/"+objs[i].name < objs[j].namespace+"/"+objs[j].name
+	})
 	return &KubeAPI{token: token, objects: objs, forbidden: map[string]bool{}}, nil
 }
 
@@ -249,8 +252,7 @@ func (k *KubeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if name != "" {
 		for _, o := range k.objects {
 			if o.res == res && o.namespace == ns && o.name == name {
-				body := copyJSON(o.body)
-				writeJSON(w, body)
+				writeJSON(w, o.body)
 				return
 			}
 		}
@@ -310,50 +312,40 @@ func (k *KubeAPI) list(w http.ResponseWriter, r *http.Request, res resource, ns 
 		status(w, http.StatusBadRequest, "BadRequest", err.Error())
 		return
 	}
-	var items []any
+	var matched []object
 	for _, o := range k.objects {
 		if o.res != res || (ns != "" && o.namespace != ns) {
 			continue
 		}
-		if !labelSel(labelsOf(o.body)) || !fieldSel(o.body) {
-			continue
+		if labelSel(labelsOf(o.body)) && fieldSel(o.body) {
+			matched = append(matched, o)
 		}
+	}
+	offset := 0
+	if c := q.Get("continue"); c != "" {
+		n, err := decodeContinue(c)
+		if err != nil || n > len(matched) {
+			status(w, http.StatusGone, "Expired", "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
+			return
+		}
+		offset = n
+	}
+	matched = matched[offset:]
+	meta := map[string]any{"resourceVersion": "48213"}
+	if limit, _ := strconv.Atoi(q.Get("limit")); limit > 0 && len(matched) > limit {
+		meta["continue"] = encodeContinue(offset + limit)
+		meta["remainingItemCount"] = len(matched) - limit
+		matched = matched[:limit]
+	}
+	items := make([]any, 0, len(matched))
+	for _, o := range matched {
 		item := copyJSON(o.body)
 		// Items of a typed list carry no kind or apiVersion of their own.
 		delete(item, "kind")
 		delete(item, "apiVersion")
 		items = append(items, item)
 	}
-	sort.SliceStable(items, func(i, j int) bool {
-		return objKey(items[i]) < objKey(items[j])
-	})
-	offset := 0
-	if c := q.Get("continue"); c != "" {
-		n, err := decodeContinue(c)
-		if err != nil || n > len(items) {
-			status(w, http.StatusGone, "Expired", "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.")
-			return
-		}
-		offset = n
-	}
-	items = items[offset:]
-	meta := map[string]any{"resourceVersion": "48213"}
-	if limit, _ := strconv.Atoi(q.Get("limit")); limit > 0 && len(items) > limit {
-		meta["continue"] = encodeContinue(offset + limit)
-		meta["remainingItemCount"] = len(items) - limit
-		items = items[:limit]
-	}
-	if items == nil {
-		items = []any{}
-	}
 	writeJSON(w, map[string]any{"kind": res.kind + "List", "apiVersion": res.apiVersion(), "metadata": meta, "items": items})
-}
-
-func objKey(v any) string {
-	meta, _ := v.(map[string]any)["metadata"].(map[string]any)
-	ns, _ := meta["namespace"].(string)
-	name, _ := meta["name"].(string)
-	return ns + "/" + name
 }
 
 func encodeContinue(n int) string {
@@ -539,11 +531,8 @@ func copyJSON(m map[string]any) map[string]any {
 // ServeKube starts api over TLS on a loopback port; the caller closes it.
 func ServeKube(api *KubeAPI) *KubeServer {
 	srv := httptest.NewTLSServer(api)
-	ks := &KubeServer{URL: srv.URL, API: api, Writes: &api.Writes, close: srv.Close}
+	ks := &KubeServer{URL: srv.URL, API: api, close: srv.Close}
 	ks.CABundle = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
-	if _, err := x509.ParseCertificate(srv.Certificate().Raw); err != nil {
-		panic(err)
-	}
 	return ks
 }
 

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -62,11 +61,10 @@ type KubeServer struct {
 	URL string
 	// CABundle is the PEM of the CA that signed the server's certificate.
 	CABundle string
-	// API is the replay answering; its counters say what was asked.
-	API *KubeAPI
-	// Writes counts requests that were not a GET (none must arrive).
-	Writes *atomic.Int64
-	close  func()
+	// API is the replay answering; its counters say what was asked
+	// (API.Writes: requests that were not a GET, none of which may arrive).
+	API   *KubeAPI
+	close func()
 }
 
 // status writes a meta/v1 Status object, the body of every API error.
