@@ -8,6 +8,7 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"time"
 
@@ -73,6 +74,32 @@ type Series struct {
 type Sample struct {
 	At    time.Time `json:"at"`
 	Value float64   `json:"value"`
+}
+
+// LogStreams are the snapshot's log streams for a Loki to serve, every
+// line's time moved by shift.
+func (s Scenario) LogStreams(shift time.Duration) []clusterlab.Stream {
+	streams := make([]clusterlab.Stream, 0, len(s.Logs))
+	for _, l := range s.Logs {
+		st := clusterlab.Stream{Labels: l.Labels}
+		for _, line := range l.Lines {
+			st.Lines = append(st.Lines, clusterlab.LogLine{At: line.At.Add(shift), Text: line.Text})
+		}
+		streams = append(streams, st)
+	}
+	return streams
+}
+
+// ShiftedMetadata is the alert's metadata with its startsAt moved by shift,
+// so the onset keeps its place against the snapshot's systems.
+func (s Scenario) ShiftedMetadata(shift time.Duration) map[string]any {
+	md := maps.Clone(s.Alert.Metadata)
+	if v, ok := md["startsAt"].(string); ok {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			md["startsAt"] = t.Add(shift).UTC().Format(time.RFC3339Nano)
+		}
+	}
+	return md
 }
 
 // Snapshot reports whether the file holds systems to serve (a cluster, log

@@ -45,7 +45,7 @@ func TestClusterFaultsNamed(t *testing.T) {
 		{clusterlab.OOMWithLaterRollout, analyzer.CategoryMemoryExhaustion, "oom_killed", "deployment shop/cart"},
 	}
 	for _, c := range cases {
-		res, _ := offlineAnswer(t, worldScenario(c.fault, "Partial Service Unreachability"))
+		res := offlineAnswer(t, worldScenario(c.fault, "Partial Service Unreachability"))
 		got := "<nil>"
 		if res.Culprit != nil {
 			got = res.Culprit.String()
@@ -55,7 +55,7 @@ func TestClusterFaultsNamed(t *testing.T) {
 			t.Errorf("want %s %s %s, got %s %s %s (%.2f): %s\n%+v", c.cat, c.mech, c.who, res.Category, res.Mechanism, got, res.Confidence, res.RootCause, res.Hypotheses)
 		}
 	}
-	res, _ := offlineAnswer(t, worldScenario(nil, "Partial Service Unreachability"))
+	res := offlineAnswer(t, worldScenario(nil, "Partial Service Unreachability"))
 	if res.Category != analyzer.CategoryUnknown || res.Culprit != nil {
 		t.Errorf("a healthy namespace: %s %v (%.2f): %s", res.Category, res.Culprit, res.Confidence, res.RootCause)
 	}

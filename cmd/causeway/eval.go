@@ -228,7 +228,7 @@ func evalScenario(ctx context.Context, env *evalEnv, s replay.Scenario) (evalRes
 			return evalResult{}, err
 		}
 		defer stopSnapshot()
-		al.Metadata = shiftedMetadata(al.Metadata, shift)
+		al.Metadata = s.ShiftedMetadata(shift)
 	}
 	source := "eval"
 	if s.AlertSource != "" {

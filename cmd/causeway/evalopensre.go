@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/causeway/causeway/internal/opensre"
 )
@@ -48,7 +47,6 @@ type openSREResult struct {
 	mapped    string
 	right     bool
 	forbidden bool
-	seconds   float64
 	err       error
 }
 
@@ -74,9 +72,8 @@ func evaluateOpenSRE(ctx context.Context, cfgPath, dir string, verbose bool, out
 		"case", "expected", "causeway", "mapped")
 	results := make([]openSREResult, 0, len(cases))
 	for _, c := range cases {
-		begun := time.Now()
 		r, err := evalScenario(ctx, env, c.Scenario)
-		res := openSREResult{evalResult: r, seconds: time.Since(begun).Seconds(), err: err}
+		res := openSREResult{evalResult: r, err: err}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

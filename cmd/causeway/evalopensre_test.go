@@ -137,12 +137,13 @@ func TestKubernetesDevelopmentSetMeetsTheBar(t *testing.T) {
 	if err := evaluate(ctx, "", filepath.Join("..", "..", "analyzer", "testdata", "kubernetes", "dev"), &out); err != nil {
 		t.Fatalf("eval: %v\n%s", err, out.String())
 	}
+	accuracy, culprits := regexp.MustCompile(`^Accuracy: (\d+)/(\d+)`), regexp.MustCompile(`^Culprit@1: (\d+)/(\d+)`)
 	var cat, catOf, cul, culOf int
 	for _, line := range strings.Split(out.String(), "\n") {
-		if m := regexp.MustCompile(`^Accuracy: (\d+)/(\d+)`).FindStringSubmatch(line); m != nil {
+		if m := accuracy.FindStringSubmatch(line); m != nil {
 			cat, catOf = atoi(m[1]), atoi(m[2])
 		}
-		if m := regexp.MustCompile(`^Culprit@1: (\d+)/(\d+)`).FindStringSubmatch(line); m != nil {
+		if m := culprits.FindStringSubmatch(line); m != nil {
 			cul, culOf = atoi(m[1]), atoi(m[2])
 		}
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -51,10 +49,7 @@ func connectSnapshot(ctx context.Context, sources *service.DataSources, p auth.P
 		return nil, err
 	}
 	if s.Kubernetes != nil {
-		token, err := snapshotToken()
-		if err != nil {
-			return fail(err)
-		}
+		token := auth.RandomToken(16)
 		api, err := clusterlab.NewKubeAPI(token, s.Kubernetes.Objects, shift)
 		if err != nil {
 			return fail(fmt.Errorf("kubernetes: %w", err))
@@ -71,15 +66,7 @@ func connectSnapshot(ctx context.Context, sources *service.DataSources, p auth.P
 		}
 	}
 	if len(s.Logs) > 0 {
-		streams := make([]clusterlab.Stream, 0, len(s.Logs))
-		for _, l := range s.Logs {
-			st := clusterlab.Stream{Labels: l.Labels}
-			for _, line := range l.Lines {
-				st.Lines = append(st.Lines, clusterlab.LogLine{At: line.At.Add(shift), Text: line.Text})
-			}
-			streams = append(streams, st)
-		}
-		srv := httptest.NewServer(clusterlab.NewLoki("", streams))
+		srv := httptest.NewServer(clusterlab.NewLoki("", s.LogStreams(shift)))
 		stops = append(stops, srv.Close)
 		if err := connect("logs", datasources.TypeLoki, srv.URL, nil, nil); err != nil {
 			return fail(err)
@@ -109,29 +96,4 @@ func connectSnapshot(ctx context.Context, sources *service.DataSources, p auth.P
 		}
 	}
 	return stop, nil
-}
-
-// snapshotToken is a fresh bearer token for one snapshot's API replay.
-func snapshotToken() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
-}
-
-// shiftedMetadata is an alert's metadata with its startsAt moved by shift,
-// so the onset keeps its place relative to the snapshot's systems.
-func shiftedMetadata(md map[string]any, shift time.Duration) map[string]any {
-	s, ok := md["startsAt"].(string)
-	if !ok {
-		return md
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return md
-	}
-	out := maps.Clone(md)
-	out["startsAt"] = t.Add(shift).UTC().Format(time.RFC3339Nano)
-	return out
 }

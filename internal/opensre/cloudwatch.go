@@ -207,7 +207,7 @@ type seriesSet struct {
 func newSeriesSet() *seriesSet { return &seriesSet{index: map[string]int{}} }
 
 func (s *seriesSet) add(metric string, labels map[string]string, times []string, values []float64) error {
-	key := metric + fmt.Sprint(slices.Sorted(maps.Keys(labels)), labels)
+	key := metric + fmt.Sprint(labels) // fmt prints a map in key order
 	i, ok := s.index[key]
 	if !ok {
 		i = len(s.list)

@@ -144,11 +144,10 @@ type cluster struct {
 	// a pod's owner is the most specific prefix.
 	deployments []string
 	pods        map[string]podFixture
-	nodes       map[string]bool
 }
 
 func newCluster(meta metadata, ev eksEvidence) *cluster {
-	k := &cluster{meta: meta, ev: ev, pods: map[string]podFixture{}, nodes: map[string]bool{}}
+	k := &cluster{meta: meta, ev: ev, pods: map[string]podFixture{}}
 	for _, d := range ev.deployments.Deployments {
 		k.deployments = append(k.deployments, d.Name)
 	}
@@ -158,9 +157,6 @@ func newCluster(meta metadata, ev eksEvidence) *cluster {
 	sort.Slice(k.deployments, func(i, j int) bool { return len(k.deployments[i]) > len(k.deployments[j]) })
 	for _, p := range ev.pods.Pods {
 		k.pods[p.Name] = p
-	}
-	for _, n := range ev.nodes.Nodes {
-		k.nodes[n.Name] = true
 	}
 	return k
 }

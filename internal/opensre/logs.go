@@ -2,8 +2,6 @@ package opensre
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -131,7 +129,7 @@ func (k *cluster) streams() ([]replay.LogStream, error) {
 	var out []replay.LogStream
 	index := map[string]int{}
 	for _, l := range lines {
-		key := fmt.Sprint(slices.Sorted(maps.Keys(l.labels)), l.labels)
+		key := fmt.Sprint(l.labels) // fmt prints a map in key order
 		i, ok := index[key]
 		if !ok {
 			i = len(out)

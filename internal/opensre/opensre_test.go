@@ -2,6 +2,7 @@ package opensre
 
 import (
 	"context"
+	"maps"
 	"net/http/httptest"
 	"net/netip"
 	"os"
@@ -91,15 +92,7 @@ func serve(t *testing.T, s replay.Scenario, now time.Time) (*datasources.Connect
 			Settings: map[string]any{"caBundle": ks.CABundle}})
 	}
 	if len(s.Logs) > 0 {
-		var streams []clusterlab.Stream
-		for _, l := range s.Logs {
-			st := clusterlab.Stream{Labels: l.Labels}
-			for _, line := range l.Lines {
-				st.Lines = append(st.Lines, clusterlab.LogLine{At: line.At.Add(shift), Text: line.Text})
-			}
-			streams = append(streams, st)
-		}
-		srv := httptest.NewServer(clusterlab.NewLoki("", streams))
+		srv := httptest.NewServer(clusterlab.NewLoki("", s.LogStreams(shift)))
 		t.Cleanup(srv.Close)
 		add(datasources.Spec{Name: "logs", Type: datasources.TypeLoki, URL: srv.URL})
 	}
@@ -167,7 +160,7 @@ func TestEKSLogsAreLabelledAsShippersLabelThem(t *testing.T) {
 	c := caseOf(t, "eks", "006-dns-resolution-failure")
 	pod := map[string]string{"namespace": "payments", "pod": "payments-api-7f9dd8b6c4-x7gr9", "container": "payments-api", "app": "payments-api",
 		"job": "payments/payments-api", "node_name": "ip-10-0-1-42.us-east-1.compute.internal", "service_name": "payments-api"}
-	if !slices.ContainsFunc(c.Scenario.Logs, func(l replay.LogStream) bool { return equal(l.Labels, pod) }) {
+	if !slices.ContainsFunc(c.Scenario.Logs, func(l replay.LogStream) bool { return maps.Equal(l.Labels, pod) }) {
 		t.Fatalf("no stream labelled %v: %+v", pod, c.Scenario.Logs)
 	}
 	now := time.Now().UTC().Truncate(time.Second)
@@ -181,7 +174,7 @@ func TestEKSLogsAreLabelledAsShippersLabelThem(t *testing.T) {
 	kubelet := map[string]string{"job": "systemd-journal", "unit": "kubelet.service", "hostname": "ip-10-0-1-42.us-east-1.compute.internal", "service_name": "systemd-journal"}
 	control := map[string]string{"log_group": "/aws/eks/payments-prod-eks/cluster", "log_type": "cloudwatch", "promtail": "lambda-promtail", "service_name": "unknown_service"}
 	for _, want := range []map[string]string{kubelet, control} {
-		if !slices.ContainsFunc(streams, func(l replay.LogStream) bool { return equal(l.Labels, want) }) {
+		if !slices.ContainsFunc(streams, func(l replay.LogStream) bool { return maps.Equal(l.Labels, want) }) {
 			t.Errorf("no stream labelled %v", want)
 		}
 	}
@@ -199,18 +192,6 @@ func TestEKSLogsAreLabelledAsShippersLabelThem(t *testing.T) {
 			}
 		}
 	}
-}
-
-func equal(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range b {
-		if a[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestRDSCaseIsYACESeriesAndAnEventStream: CloudWatch metrics become YACE's
@@ -241,7 +222,7 @@ func TestRDSCaseIsYACESeriesAndAnEventStream(t *testing.T) {
 	conns := byName["aws_rds_database_connections_maximum/payments-prod"]
 	wantLabels := map[string]string{"name": "arn:aws:rds:us-east-1:123456789012:db:payments-prod", "dimension_DBInstanceIdentifier": "payments-prod",
 		"region": "us-east-1", "account_id": "123456789012"}
-	if !equal(conns.Labels, wantLabels) || len(conns.Samples) != 15 || !conns.Samples[0].At.Equal(time.Date(2026, 3, 26, 11, 50, 0, 0, time.UTC)) {
+	if !maps.Equal(conns.Labels, wantLabels) || len(conns.Samples) != 15 || !conns.Samples[0].At.Equal(time.Date(2026, 3, 26, 11, 50, 0, 0, time.UTC)) {
 		t.Fatalf("connections series: %+v", conns)
 	}
 	load, cpu, nonCPU := byName["aws_rds_dbload_average/payments-prod"], byName["aws_rds_dbload_cpu_average/payments-prod"], byName["aws_rds_dbload_non_cpu_average/payments-prod"]
@@ -252,7 +233,7 @@ func TestRDSCaseIsYACESeriesAndAnEventStream(t *testing.T) {
 	if d := cpu.Samples[0].Value - 2.8*0.7/7.2; d > 1e-9 || d < -1e-9 || nonCPU.Samples[0].Value+cpu.Samples[0].Value-2.8 > 1e-9 {
 		t.Fatalf("db load split: cpu %+v, non-cpu %+v", cpu.Samples[0], nonCPU.Samples[0])
 	}
-	if len(s.Logs) != 1 || !equal(s.Logs[0].Labels, map[string]string{"log_group": "/aws/events/rds", "log_type": "cloudwatch", "promtail": "lambda-promtail", "service_name": "unknown_service"}) ||
+	if len(s.Logs) != 1 || !maps.Equal(s.Logs[0].Labels, map[string]string{"log_group": "/aws/events/rds", "log_type": "cloudwatch", "promtail": "lambda-promtail", "service_name": "unknown_service"}) ||
 		len(s.Logs[0].Lines) != 2 || !strings.Contains(s.Logs[0].Lines[1].Text, `"Message":"Application clients reported`) {
 		t.Fatalf("event stream: %+v", s.Logs)
 	}
