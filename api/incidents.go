@@ -5,11 +5,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/investigation"
 )
 
 func (h *handlers) createIncident(c *gin.Context) {
-	var in service.CreateIncidentInput
+	var in investigation.CreateIncidentInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return
@@ -25,7 +25,7 @@ func (h *handlers) createIncident(c *gin.Context) {
 }
 
 func (h *handlers) listIncidents(c *gin.Context) {
-	page, err := h.Incidents.List(c.Request.Context(), caller(c), service.ListInput{
+	page, err := h.Incidents.List(c.Request.Context(), caller(c), investigation.ListInput{
 		Limit: c.Query("limit"), Cursor: c.Query("cursor"), Status: c.Query("status"), Severity: c.Query("severity"),
 	})
 	if err != nil {

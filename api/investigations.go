@@ -5,11 +5,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/causeway/causeway/service"
+	"github.com/causeway/causeway/investigation"
 )
 
 func (h *handlers) startInvestigation(c *gin.Context) {
-	var in service.StartInvestigationInput
+	var in investigation.StartInvestigationInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return
@@ -35,7 +35,7 @@ func (h *handlers) getInvestigation(c *gin.Context) {
 }
 
 func (h *handlers) addInvestigationContext(c *gin.Context) {
-	var in service.AddContextInput
+	var in investigation.AddContextInput
 	if err := bindJSON(c, &in); err != nil {
 		fail(c, err)
 		return

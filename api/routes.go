@@ -11,6 +11,7 @@ import (
 	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/identity"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/ratelimit"
@@ -35,14 +36,14 @@ type Deps struct {
 	TrustedProxies []string
 	Accounts       *identity.Accounts
 	OAuth          *identity.OAuth
-	Incidents      *service.Incidents
+	Incidents      *investigation.Incidents
 	Health         *service.Health
 	// APIKeys manages the keys that authenticate webhook deliveries.
 	APIKeys *identity.APIKeys
 	// Ingest turns webhook deliveries into incidents.
 	Ingest *service.Ingest
 	// Investigations starts passes and serves their results.
-	Investigations *service.Investigations
+	Investigations *investigation.Investigations
 	// Remediations serves runbooks and the approval-gated remediations.
 	Remediations *remediation.Service
 	// WebhookEndpoints manages outbound event subscriptions.

@@ -35,6 +35,7 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/internal/testdb"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
 	"github.com/causeway/causeway/ratelimit"
@@ -97,8 +98,8 @@ func newHookEnvTemporal(tb testing.TB, quota int, hostPort string) *hookEnv {
 	accounts := identity.NewAccounts(e.store, tokens, identity.AccountsConfig{
 		RefreshTTL: 24 * time.Hour, SignupEnabled: true, QuotaEvents: quota, QuotaInvestigations: 10,
 	})
-	disp := service.NewDispatcher(e.store, tc, "test-queue", log)
-	incidents := service.NewIncidents(e.store, tc, disp, auth.NewSigner(jwtSecret, "cursor"), log)
+	disp := investigation.NewDispatcher(e.store, tc, "test-queue", log)
+	incidents := investigation.NewIncidents(e.store, tc, disp, auth.NewSigner(jwtSecret, "cursor"), log)
 	reg := providers.New(providers.Options{
 		HTTPClient:         e.sns.srv.Client(),
 		SNSCertHostAllowed: func(h string) bool { return h == e.sns.host },

@@ -21,7 +21,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/api"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/config"
@@ -30,6 +29,7 @@ import (
 	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/identity"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
@@ -54,7 +54,7 @@ type App struct {
 	sealer *auth.Sealer
 
 	dispatcherOnce sync.Once
-	dispatcher     *service.Dispatcher
+	dispatcher     *investigation.Dispatcher
 
 	connectorOnce sync.Once
 	connector     *datasources.Connector
@@ -133,9 +133,9 @@ func (a *App) Close() {
 // Dispatcher returns the component that guarantees each incident its workflow.
 // There is one per process, so the webhook path's Kick reaches the loop that Run
 // drives in the same process.
-func (a *App) Dispatcher() *service.Dispatcher {
+func (a *App) Dispatcher() *investigation.Dispatcher {
 	a.dispatcherOnce.Do(func() {
-		a.dispatcher = service.NewDispatcher(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
+		a.dispatcher = investigation.NewDispatcher(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
 		a.dispatcher.UseSearchAttributes(a.Config.TemporalNamespace)
 	})
 	return a.dispatcher
@@ -161,7 +161,7 @@ func (a *App) Router() http.Handler {
 		RefreshTTL: c.AuthRefreshTTL, SignupEnabled: c.AuthSignupEnabled,
 		QuotaEvents: c.QuotaEventsPerMonth, QuotaInvestigations: c.QuotaInvestigationsPerMonth, Plans: c.PlanQuotas(),
 	})
-	incidents := service.NewIncidents(a.Store, a.Temporal, a.Dispatcher(), auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Log)
+	incidents := investigation.NewIncidents(a.Store, a.Temporal, a.Dispatcher(), auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Log)
 	egressClient := egress.NewClient(egress.Options{AllowPrivate: c.EgressAllowPrivate})
 	registry := providers.New(providers.Options{HTTPClient: egressClient})
 	d := api.Deps{
@@ -177,7 +177,7 @@ func (a *App) Router() http.Handler {
 		Incidents:                   incidents,
 		Health:                      service.NewHealth(a.Store, a.Limiter, a.Temporal),
 		APIKeys:                     identity.NewAPIKeys(a.Store, a.sealer, service.ForgetVerifiedKey),
-		Investigations:              service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log),
+		Investigations:              investigation.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log),
 		Remediations:                remediation.NewService(a.Store, a.Temporal, c.TemporalTaskQueue, a.sqlTargets(), c.EgressAllowPrivate),
 		WebhookEndpoints:            delivery.NewService(a.Store, a.sealer, c.EgressAllowPrivate),
 		Analytics:                   service.NewAnalytics(a.Store),
@@ -242,11 +242,11 @@ func (a *App) PublicURL() string {
 func (a *App) Worker() sdkworker.Worker {
 	out := egress.NewClient(egress.Options{AllowPrivate: a.Config.EgressAllowPrivate,
 		Timeout: remediation.StepRequestTimeout, ResponseHeaderTimeout: remediation.StepRequestTimeout})
-	acts := &activities.Activities{Store: a.Store, Sealer: a.sealer,
+	acts := &investigation.Activities{Store: a.Store, Passes: investigation.NewStore(a.Store.DB()), Sealer: a.sealer,
 		DataSources: a.DataSourceConnector(),
-		Gathering: activities.Gathering{Budget: a.Config.DataSourcePassBudget, MaxQueries: a.Config.DataSourceMaxQueries,
+		Gathering: investigation.Gathering{Budget: a.Config.DataSourcePassBudget, MaxQueries: a.Config.DataSourceMaxQueries,
 			Lookback: a.Config.DataSourceLookback},
-		Tools: activities.ToolBudget{Calls: a.Config.LLMToolCalls, Bytes: a.Config.LLMToolBytes, Tokens: a.Config.LLMToolTokens}}
+		Tools: investigation.ToolBudget{Calls: a.Config.LLMToolCalls, Bytes: a.Config.LLMToolBytes, Tokens: a.Config.LLMToolTokens}}
 	if c := a.Config; c.LLMEnabled() {
 		// One agent run may make a call and a repair call; both must fit in the
 		// activity's 2-minute attempt, or Temporal retries while the first
@@ -266,8 +266,8 @@ func (a *App) Worker() sdkworker.Worker {
 // retried start join the first.
 func (a *App) reinvestigate(ctx context.Context, tenantID, incidentID, text, key string) error {
 	p := auth.Principal{TenantID: tenantID, Email: "causeway", Roles: []string{models.RoleOwner}}
-	_, err := service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log).AddContext(ctx, p, incidentID,
-		service.AddContextInput{Context: text, Reinvestigate: true, IdempotencyKey: key})
+	_, err := investigation.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), a.Log).AddContext(ctx, p, incidentID,
+		investigation.AddContextInput{Context: text, Reinvestigate: true, IdempotencyKey: key})
 	e, ok := errcode.As(err)
 	switch {
 	case !ok:

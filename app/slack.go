@@ -8,8 +8,8 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/errcode"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/remediation"
-	"github.com/causeway/causeway/service"
 	"github.com/causeway/causeway/slack"
 	"github.com/causeway/causeway/ui"
 )
@@ -74,11 +74,11 @@ func proposalView(rem *remediation.Remediation) slack.ProposalView {
 }
 
 // slackInvestigations starts passes for /causeway investigate.
-type slackInvestigations struct{ svc *service.Investigations }
+type slackInvestigations struct{ svc *investigation.Investigations }
 
 // Start implements slack.Investigations.
 func (s slackInvestigations) Start(ctx context.Context, p auth.Principal, incidentID string) error {
-	_, err := s.svc.Start(ctx, p, incidentID, service.StartInvestigationInput{})
+	_, err := s.svc.Start(ctx, p, incidentID, investigation.StartInvestigationInput{})
 	return err
 }
 
@@ -105,7 +105,7 @@ func (a *App) slack() *slackParts {
 func (a *App) SlackNotifier() *slack.Notifier { return a.slack().notifier }
 
 // slackService serves the integration's settings and Slack's signed requests.
-func (a *App) slackService(invs *service.Investigations) *slack.Service {
+func (a *App) slackService(invs *investigation.Investigations) *slack.Service {
 	p := a.slack()
 	return slack.NewService(slack.Options{Store: p.store, Models: a.Store, Sealer: a.sealer,
 		HTTP: egress.NewClient(egress.Options{AllowPrivate: a.Config.EgressAllowPrivate}), APIURL: a.Config.SlackAPIURL,

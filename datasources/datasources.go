@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/clip"
 	"github.com/causeway/causeway/egress"
-	"github.com/causeway/causeway/internal/clip"
 )
 
 // Auth is a data source's credential. It is stored sealed and opened only by

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/causeway/causeway/internal/clip"
+	"github.com/causeway/causeway/clip"
 )
 
 // apiCall is one request to an HTTP API source and what each API says in

@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/causeway/causeway/internal/clip"
+	"github.com/causeway/causeway/clip"
 )
 
 // TypeKubernetes is a Kubernetes API server.

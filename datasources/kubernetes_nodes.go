@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clip"
+	"github.com/causeway/causeway/clip"
 )
 
 // nodeComponents are the kube-system pods that keep a node or the control

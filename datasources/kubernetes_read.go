@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clip"
+	"github.com/causeway/causeway/clip"
 )
 
 // clusterView is what one query read of a cluster: the decoded lists, by

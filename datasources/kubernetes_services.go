@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clip"
+	"github.com/causeway/causeway/clip"
 )
 
 // serviceReadings: each Service of the namespace against the pods it

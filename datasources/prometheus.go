@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clip"
+	"github.com/causeway/causeway/clip"
 )
 
 // prepareLabelled checks a source whose only setting is the label that

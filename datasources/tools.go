@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/causeway/causeway/internal/clip"
+	"github.com/causeway/causeway/clip"
 )
 
 // Tool is one query an LLM agent may call by name. A tool never carries a

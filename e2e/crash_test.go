@@ -23,9 +23,9 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/causeway/causeway/config"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
-	"github.com/causeway/causeway/workflows"
 )
 
 // Crash test shape: a burst of crashAlerts unique alerts from crashSenders
@@ -381,13 +381,13 @@ func TestCrashDuringIngestBurstKeepsEveryAcknowledgedAlert(t *testing.T) {
 	})
 	for _, r := range rows {
 		if !e.workflowExists(r.ID) {
-			t.Fatalf("incident %s is marked started but has no workflow %s", r.ID, workflows.IncidentWorkflowID(r.ID))
+			t.Fatalf("incident %s is marked started but has no workflow %s", r.ID, investigation.IncidentWorkflowID(r.ID))
 		}
 	}
 	// Exactly one IncidentWorkflow per incident: the task queue belongs to this
 	// test, so visibility must count as many as there are incidents (eventually,
 	// since visibility lags).
-	query := fmt.Sprintf("WorkflowType = '%s' AND TaskQueue = '%s'", workflows.IncidentWorkflowName, cfg.TemporalTaskQueue)
+	query := fmt.Sprintf("WorkflowType = '%s' AND TaskQueue = '%s'", investigation.IncidentWorkflowName, cfg.TemporalTaskQueue)
 	eventually(t, 20*time.Second, "visibility to count one workflow per incident", func() bool {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()

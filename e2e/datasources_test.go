@@ -20,12 +20,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.temporal.io/api/temporalproto"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/internal/promlab"
 	"github.com/causeway/causeway/internal/testenv"
-	"github.com/causeway/causeway/workflows"
+	"github.com/causeway/causeway/investigation"
 )
 
 // sourcedResult is the part of GET /v1/investigation/{id} these tests read.
@@ -431,9 +430,9 @@ func TestDataSourceTenantIsolationAndSecrets(t *testing.T) {
 	if strings.Contains(e.Logs.String(), secret) {
 		t.Fatal("the credential reached a log line")
 	}
-	ids := []string{workflows.IncidentWorkflowID(idA), workflows.InvestigationWorkflowID(idA, 1)}
+	ids := []string{investigation.IncidentWorkflowID(idA), investigation.InvestigationWorkflowID(idA, 1)}
 	for _, role := range resA.Agents {
-		ids = append(ids, workflows.AgentWorkflowID(idA, 1, role))
+		ids = append(ids, investigation.AgentWorkflowID(idA, 1, role))
 	}
 	gathered := false
 	for _, id := range ids {
@@ -441,13 +440,13 @@ func TestDataSourceTenantIsolationAndSecrets(t *testing.T) {
 		if strings.Contains(text, secret) {
 			t.Fatalf("workflow history of %s holds the credential", id)
 		}
-		gathered = gathered || strings.Contains(text, activities.NameRunDataSourceQuery)
+		gathered = gathered || strings.Contains(text, investigation.NameRunDataSourceQuery)
 	}
 	if !gathered {
 		t.Fatal("no history shows the data-source queries; the grep looked in the wrong place")
 	}
 	if os.Getenv("CAUSEWAY_WRITE_HISTORIES") != "" {
-		e.writeHistory(t, workflows.InvestigationWorkflowID(idA, 1), "investigation-gather.json")
+		e.writeHistory(t, investigation.InvestigationWorkflowID(idA, 1), "investigation-gather.json")
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/workflows"
 )
 
 // llmOutage is how long the LLM endpoint stays down: 30 s unless
@@ -175,7 +175,7 @@ func (e *env) agentsRetried(t *testing.T, incidentID string, roles []string) int
 	t.Helper()
 	n := 0
 	for _, role := range roles {
-		if _, attempts := e.activityAttempts(t, workflows.AgentWorkflowID(incidentID, 1, role)); attempts > 1 {
+		if _, attempts := e.activityAttempts(t, investigation.AgentWorkflowID(incidentID, 1, role)); attempts > 1 {
 			n++
 		}
 	}
@@ -185,7 +185,7 @@ func (e *env) agentsRetried(t *testing.T, incidentID string, roles []string) int
 // awaitInvestigationPass waits for pass number pass of the incident to end.
 func (e *env) awaitInvestigationPass(t *testing.T, token, incidentID string, pass int, within time.Duration) investigationJSON {
 	t.Helper()
-	want := workflows.InvestigationID(incidentID, pass)
+	want := investigation.InvestigationID(incidentID, pass)
 	var out investigationJSON
 	eventually(t, within, "pass "+want, func() bool {
 		out = investigationJSON{}

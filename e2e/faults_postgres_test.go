@@ -19,8 +19,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/workflows"
 )
 
 // Shape of the PostgreSQL outage: a burst of pgAlerts unique alerts from
@@ -230,7 +230,7 @@ func TestFaultPostgresStoppedMidBurst(t *testing.T) {
 			whole++
 		}
 		for _, role := range analyzer.Roles {
-			runs, attempts := e.activityAttempts(t, workflows.AgentWorkflowID(id, 1, role))
+			runs, attempts := e.activityAttempts(t, investigation.AgentWorkflowID(id, 1, role))
 			if runs > 1 || attempts > 1 {
 				met++
 			}
@@ -245,7 +245,7 @@ func TestFaultPostgresStoppedMidBurst(t *testing.T) {
 	t.Logf("passes in flight at the crash: %d of %d completed by every agent; %d agents met the outage, %d of them waited past their retries",
 		whole, len(inFlight), met, waited)
 	if os.Getenv("CAUSEWAY_WRITE_HISTORIES") != "" {
-		e.writeHistory(t, workflows.AgentWorkflowID(inFlight[0], 1, analyzer.RoleDatabase), "agent-waited-for-store.json")
+		e.writeHistory(t, investigation.AgentWorkflowID(inFlight[0], 1, analyzer.RoleDatabase), "agent-waited-for-store.json")
 	}
 
 	// Nothing half-written: one incident per alert, the one its 202 named; one
@@ -303,7 +303,7 @@ func TestFaultPostgresStoppedMidBurst(t *testing.T) {
 		db.Model(&models.Incident{}).Where("tenant_id = ? AND workflow_started_at IS NULL", tenantID).Count(&pending)
 		return pending == 0
 	})
-	query := fmt.Sprintf("WorkflowType = '%s' AND TaskQueue = '%s'", workflows.IncidentWorkflowName, cfg.TemporalTaskQueue)
+	query := fmt.Sprintf("WorkflowType = '%s' AND TaskQueue = '%s'", investigation.IncidentWorkflowName, cfg.TemporalTaskQueue)
 	eventually(t, 30*time.Second, "one workflow per incident in visibility", func() bool {
 		resp, err := e.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: cfg.TemporalNamespace, Query: query})
 		return err == nil && resp.GetCount() == incidents

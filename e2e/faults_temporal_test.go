@@ -12,8 +12,8 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/workflows"
 )
 
 // Shape of the Temporal outage: tmBefore alerts while it is up, tmDuring while
@@ -109,7 +109,7 @@ func TestFaultTemporalUnreachable(t *testing.T) {
 		return pending == 0
 	})
 	t.Logf("all %d queued workflows started %s after Temporal came back", queued, time.Since(upAt).Round(time.Millisecond))
-	query := fmt.Sprintf("WorkflowType = '%s' AND TaskQueue = '%s'", workflows.IncidentWorkflowName, cfg.TemporalTaskQueue)
+	query := fmt.Sprintf("WorkflowType = '%s' AND TaskQueue = '%s'", investigation.IncidentWorkflowName, cfg.TemporalTaskQueue)
 	eventually(t, 30*time.Second, "one workflow per incident in visibility", func() bool {
 		resp, err := e.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Namespace: cfg.TemporalNamespace, Query: query})
 		return err == nil && resp.GetCount() == incidents

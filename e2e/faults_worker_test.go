@@ -22,9 +22,9 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
-	"github.com/causeway/causeway/workflows"
 )
 
 // Shape of the worker-kill test: wkIncidents alerts, each ending in one
@@ -302,7 +302,7 @@ func TestFaultWorkerKilledDuringRemediations(t *testing.T) {
 		}) {
 			t.Errorf("remediation workflow %s: %s", r.remediationID, st)
 		}
-		if st := e.workflowStatus(ctx, workflows.IncidentWorkflowID(r.incidentID)); st != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
+		if st := e.workflowStatus(ctx, investigation.IncidentWorkflowID(r.incidentID)); st != enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 			t.Errorf("incident workflow %s: %s", r.incidentID, st)
 		}
 	}
@@ -389,7 +389,7 @@ func driveIncident(t *testing.T, e *env, token, tenantID, key, secret, alertID s
 		return incidentID, remediationID, fmt.Errorf("resolve did not go through within 3m")
 	}
 	if !poll(3*time.Minute, func() bool {
-		return e.workflowStatus(context.Background(), workflows.IncidentWorkflowID(incidentID)) == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
+		return e.workflowStatus(context.Background(), investigation.IncidentWorkflowID(incidentID)) == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED
 	}) {
 		return incidentID, remediationID, fmt.Errorf("incident workflow not completed within 3m")
 	}

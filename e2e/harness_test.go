@@ -26,8 +26,8 @@ import (
 	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/devstack"
 	"github.com/causeway/causeway/internal/testdb"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/workflows"
 )
 
 // stack is one Temporal server for the whole package: starting it is the slow
@@ -36,7 +36,7 @@ var stack *devstack.Stack
 
 func TestMain(m *testing.M) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	s, err := devstack.Start(ctx, devstack.Options{SearchAttributes: workflows.SearchAttributeTypes()})
+	s, err := devstack.Start(ctx, devstack.Options{SearchAttributes: investigation.SearchAttributeTypes()})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start embedded temporal:", err)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/causeway/causeway/app"
 	"github.com/causeway/causeway/auth"
-	"github.com/causeway/causeway/workflows"
+	"github.com/causeway/causeway/investigation"
 )
 
 type incidentBody struct {
@@ -92,7 +92,7 @@ func TestIncidentLifecycle(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	wfID := workflows.IncidentWorkflowID(inc.IncidentID)
+	wfID := investigation.IncidentWorkflowID(inc.IncidentID)
 	desc, err := e.Temporal.DescribeWorkflowExecution(ctx, wfID, "")
 	if err != nil {
 		t.Fatalf("describe %s: %v", wfID, err)
@@ -100,11 +100,11 @@ func TestIncidentLifecycle(t *testing.T) {
 	if desc.WorkflowExecutionInfo.Status != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		t.Fatalf("workflow status = %v", desc.WorkflowExecutionInfo.Status)
 	}
-	q, err := e.Temporal.QueryWorkflow(ctx, wfID, "", workflows.QueryState)
+	q, err := e.Temporal.QueryWorkflow(ctx, wfID, "", investigation.QueryState)
 	if err != nil {
 		t.Fatalf("query: %v", err)
 	}
-	var state workflows.IncidentState
+	var state investigation.IncidentState
 	if err := q.Get(&state); err != nil || state.Status != "open" || state.IncidentID != inc.IncidentID {
 		t.Fatalf("query state = %+v, %v", state, err)
 	}
@@ -285,7 +285,7 @@ func TestIncidentSurvivesMissingWorkflowStart(t *testing.T) {
 	// A worker comes up (same database, real Temporal): its dispatcher finds the
 	// incident and starts the workflow, which records itself in the timeline.
 	e := newEnvWith(t, cfg)
-	wfID := workflows.IncidentWorkflowID(inc.IncidentID)
+	wfID := investigation.IncidentWorkflowID(inc.IncidentID)
 	eventually(t, 15*time.Second, "the dispatcher to start the workflow", func() bool {
 		_, err := e.Temporal.DescribeWorkflowExecution(ctx, wfID, "")
 		var nf *serviceerror.NotFound

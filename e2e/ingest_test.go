@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
-	"github.com/causeway/causeway/workflows"
 )
 
 // hookKey creates an API key for the tenant and returns it with its secret.
@@ -48,7 +48,7 @@ func (e *env) alert(t *testing.T, tenantID, key, secret string, body map[string]
 func (e *env) workflowExists(incidentID string) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := e.Temporal.DescribeWorkflowExecution(ctx, workflows.IncidentWorkflowID(incidentID), "")
+	_, err := e.Temporal.DescribeWorkflowExecution(ctx, investigation.IncidentWorkflowID(incidentID), "")
 	return err == nil
 }
 

@@ -23,7 +23,7 @@ import (
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/internal/testenv"
-	"github.com/causeway/causeway/workflows"
+	"github.com/causeway/causeway/investigation"
 )
 
 // investigationJSON is the body of GET /v1/investigation/{id}.
@@ -157,8 +157,8 @@ func TestInvestigationOfflineEndToEnd(t *testing.T) {
 		t.Fatalf("resolve: status %d", st)
 	}
 	if os.Getenv("CAUSEWAY_WRITE_HISTORIES") != "" {
-		e.writeHistory(t, workflows.IncidentWorkflowID(id), "incident.json")
-		e.writeHistory(t, workflows.InvestigationWorkflowID(id, 1), "investigation.json")
+		e.writeHistory(t, investigation.IncidentWorkflowID(id), "incident.json")
+		e.writeHistory(t, investigation.InvestigationWorkflowID(id, 1), "investigation.json")
 	}
 }
 
@@ -333,7 +333,7 @@ func BenchmarkInvestigationOverhead(b *testing.B) {
 			map[string]any{"agents": []string{"database", "logs", "metrics", "network"}}, nil); st != http.StatusAccepted {
 			b.Fatalf("start: status %d", st)
 		}
-		awaitClosed(b, e, workflows.InvestigationWorkflowID(id, 1))
+		awaitClosed(b, e, investigation.InvestigationWorkflowID(id, 1))
 		var out investigationJSON
 		e.call(b, "GET", "/v1/investigation/"+id, token, nil, &out)
 		wallTotal += time.Since(start)
@@ -383,7 +383,7 @@ func benchIncident(b *testing.B, e *env, token string) string {
 		"title": "Checkout errors", "description": "FATAL: too many connections for role app"}, &inc)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		v, err := e.Temporal.QueryWorkflow(context.Background(), workflows.IncidentWorkflowID(inc.IncidentID), "", workflows.QueryState)
+		v, err := e.Temporal.QueryWorkflow(context.Background(), investigation.IncidentWorkflowID(inc.IncidentID), "", investigation.QueryState)
 		if err == nil && v.HasValue() {
 			return inc.IncidentID
 		}
@@ -399,11 +399,11 @@ func benchIncident(b *testing.B, e *env, token string) string {
 // where orchestration spends its time.
 func tracePass(b *testing.B, e *env, f *fakeLLM, incidentID string, roles []string) {
 	ids := [][2]string{
-		{"incident", workflows.IncidentWorkflowID(incidentID)},
-		{"investigation", workflows.InvestigationWorkflowID(incidentID, 1)},
+		{"incident", investigation.IncidentWorkflowID(incidentID)},
+		{"investigation", investigation.InvestigationWorkflowID(incidentID, 1)},
 	}
 	for _, r := range roles {
-		ids = append(ids, [2]string{"agent/" + r, workflows.AgentWorkflowID(incidentID, 1, r)})
+		ids = append(ids, [2]string{"agent/" + r, investigation.AgentWorkflowID(incidentID, 1, r)})
 	}
 	var extra []traceRow
 	n := len(f.served) - len(roles) // the last pass's calls

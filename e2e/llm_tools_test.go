@@ -14,7 +14,7 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/internal/promlab"
 	"github.com/causeway/causeway/internal/testenv"
-	"github.com/causeway/causeway/workflows"
+	"github.com/causeway/causeway/investigation"
 )
 
 // toolLLM speaks the chat-completions tools protocol for the metrics agent:
@@ -242,7 +242,7 @@ func TestLLMAgentChoosesToolsWithinBudget(t *testing.T) {
 	}
 
 	// The trail is in the agent's history: its steps and the one query that ran.
-	hist := historyText(t, e, workflows.AgentWorkflowID(id, 1, analyzer.RoleMetrics))
+	hist := historyText(t, e, investigation.AgentWorkflowID(id, 1, analyzer.RoleMetrics))
 	if strings.Count(hist, `"RunDataSourceQuery"`) != 1 || strings.Count(hist, `"RunAgentStep"`) != 2 {
 		t.Fatalf("agent history: %d queries, %d steps", strings.Count(hist, `"RunDataSourceQuery"`), strings.Count(hist, `"RunAgentStep"`))
 	}
@@ -250,7 +250,7 @@ func TestLLMAgentChoosesToolsWithinBudget(t *testing.T) {
 		t.Fatal("the source's bearer token is in workflow history")
 	}
 	if os.Getenv("CAUSEWAY_WRITE_HISTORIES") != "" {
-		e.writeHistory(t, workflows.AgentWorkflowID(id, 1, analyzer.RoleMetrics), "agent-tool-use.json")
+		e.writeHistory(t, investigation.AgentWorkflowID(id, 1, analyzer.RoleMetrics), "agent-tool-use.json")
 	}
 }
 
@@ -290,7 +290,7 @@ func TestLLMAgentStopsAtTheBudget(t *testing.T) {
 		if !strings.Contains(c.Reason, "tool budget reached (toolCalls): 2 of 2 calls") {
 			t.Fatalf("coverage reason = %q", c.Reason)
 		}
-		hist := historyText(t, e, workflows.AgentWorkflowID(id, 1, analyzer.RoleMetrics))
+		hist := historyText(t, e, investigation.AgentWorkflowID(id, 1, analyzer.RoleMetrics))
 		if n := strings.Count(hist, `"RunDataSourceQuery"`); n != 2 {
 			t.Fatalf("%d queries ran, want 2", n)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/internal/clusterlab"
-	"github.com/causeway/causeway/workflows"
+	"github.com/causeway/causeway/investigation"
 )
 
 // secretsNowhere fails when any secret shows in the tenant's responses, the
@@ -24,9 +24,9 @@ func secretsNowhere(t *testing.T, e *env, token, incidentID string, agents []str
 		seen = append(seen, "GET "+path+": "+string(raw))
 	}
 	seen = append(seen, "logs: "+e.Logs.String())
-	ids := []string{workflows.IncidentWorkflowID(incidentID), workflows.InvestigationWorkflowID(incidentID, 1)}
+	ids := []string{investigation.IncidentWorkflowID(incidentID), investigation.InvestigationWorkflowID(incidentID, 1)}
 	for _, role := range agents {
-		ids = append(ids, workflows.AgentWorkflowID(incidentID, 1, role))
+		ids = append(ids, investigation.AgentWorkflowID(incidentID, 1, role))
 	}
 	queried := false
 	for _, id := range ids {

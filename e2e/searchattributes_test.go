@@ -10,8 +10,8 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/workflows"
 )
 
 // listWorkflowIDs runs a visibility query, as the Temporal UI's filter does, and
@@ -80,25 +80,25 @@ func TestSearchAttributesFilterWorkflows(t *testing.T) {
 		}
 	}
 
-	e.awaitQuery(t, fmt.Sprintf("CausewayTenant = '%s' AND CausewaySeverity = 'critical'", tenantA), workflows.IncidentWorkflowID(critA))
-	e.awaitQuery(t, fmt.Sprintf("CausewayTenant = '%s' AND CausewaySeverity = 'critical'", tenantB), workflows.IncidentWorkflowID(critB))
+	e.awaitQuery(t, fmt.Sprintf("CausewayTenant = '%s' AND CausewaySeverity = 'critical'", tenantA), investigation.IncidentWorkflowID(critA))
+	e.awaitQuery(t, fmt.Sprintf("CausewayTenant = '%s' AND CausewaySeverity = 'critical'", tenantB), investigation.IncidentWorkflowID(critB))
 	e.awaitQuery(t, fmt.Sprintf("CausewayTenant = '%s' AND CausewayService = 'checkout' AND CausewayIncidentStatus = '%s'", tenantA, models.StatusInvestigated),
-		workflows.IncidentWorkflowID(critA), workflows.IncidentWorkflowID(lowA))
+		investigation.IncidentWorkflowID(critA), investigation.IncidentWorkflowID(lowA))
 
 	// The passes carry the category they found.
 	var wantPasses []string
 	for id, r := range map[string]investigationJSON{critA: resA, lowA: resLow} {
 		if r.Category == resA.Category {
-			wantPasses = append(wantPasses, workflows.InvestigationWorkflowID(id, 1))
+			wantPasses = append(wantPasses, investigation.InvestigationWorkflowID(id, 1))
 		}
 	}
 	e.awaitQuery(t, fmt.Sprintf("WorkflowType = '%s' AND CausewayTenant = '%s' AND CausewayCategory = '%s'",
-		workflows.InvestigationWorkflowName, tenantA, resA.Category), wantPasses...)
+		investigation.InvestigationWorkflowName, tenantA, resA.Category), wantPasses...)
 
 	// Status follows the incident: resolving one moves it in the filter.
 	if st := e.call(t, "POST", "/v1/incidents/"+lowA+"/resolve", tokenA, map[string]string{"note": "fixed"}, nil); st != http.StatusOK {
 		t.Fatalf("resolve: %d", st)
 	}
-	e.awaitQuery(t, fmt.Sprintf("CausewayTenant = '%s' AND CausewayIncidentStatus = '%s'", tenantA, models.StatusResolved), workflows.IncidentWorkflowID(lowA))
-	e.awaitQuery(t, fmt.Sprintf("CausewayTenant = '%s' AND CausewayIncidentStatus = '%s'", tenantA, models.StatusInvestigated), workflows.IncidentWorkflowID(critA))
+	e.awaitQuery(t, fmt.Sprintf("CausewayTenant = '%s' AND CausewayIncidentStatus = '%s'", tenantA, models.StatusResolved), investigation.IncidentWorkflowID(lowA))
+	e.awaitQuery(t, fmt.Sprintf("CausewayTenant = '%s' AND CausewayIncidentStatus = '%s'", tenantA, models.StatusInvestigated), investigation.IncidentWorkflowID(critA))
 }

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clip"
+	"github.com/causeway/causeway/clip"
 )
 
 // MaxUserPromptChars caps the user message so that a huge paste of logs cannot

@@ -164,11 +164,11 @@ func joinAlert(tx *gorm.DB, g GroupSpec, anchor *Incident) error {
 	if g.Context == "" {
 		return nil
 	}
-	n, b, err := contextUsage(tx, anchor.TenantID, anchor.ID)
+	n, b, err := ContextUsageIn(tx, anchor.TenantID, anchor.ID)
 	if err != nil || n >= g.Limits.Entries || b+len(g.Context) > g.Limits.Bytes {
 		return err
 	}
 	c := InvestigationContext{TenantID: anchor.TenantID, IncidentID: anchor.ID, Content: g.Context,
 		Actor: e.Actor, CreatedAt: inc.CreatedAt, DedupKey: e.DedupKey}
-	return insertContext(tx, &c)
+	return InsertContext(tx, &c)
 }

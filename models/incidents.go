@@ -26,15 +26,15 @@ const (
 	QuotaInvestigations = "investigations"
 )
 
-// consume takes one unit of a monthly quota inside tx. The conditional UPDATE is
+// SpendQuota takes one unit of a monthly quota inside tx. The conditional UPDATE is
 // the whole check: concurrent requests serialise on the counter row, so a quota is
 // never over-spent. It returns ErrQuotaExceeded when nothing is left.
-func consume(tx *gorm.DB, t *Tenant, kind string, now time.Time) error {
+func SpendQuota(tx *gorm.DB, t *Tenant, kind string, now time.Time) error {
 	_, err := consumeCounting(tx, t, kind, now)
 	return err
 }
 
-// consumeCounting is consume in one statement (an upsert that creates the month's
+// consumeCounting is SpendQuota in one statement (an upsert that creates the month's
 // row or conditionally increments it) returning the counters after the increment.
 // The counter row lock it takes is held until commit and every incident of the
 // tenant needs it, so it costs one round trip instead of three.

@@ -9,9 +9,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/datasources"
+	"github.com/causeway/causeway/investigation"
 )
 
 // Recorded is what one investigation pass's history says it read.
@@ -26,7 +26,7 @@ type Recorded struct {
 // RecordedQuery is one query and its answer as the history holds them.
 type RecordedQuery struct {
 	Query  datasources.Query
-	Output activities.QueryOutput
+	Output investigation.QueryOutput
 }
 
 // localActivityMarker is the part of the SDK's local-activity marker data
@@ -50,10 +50,10 @@ func FromHistory(it client.HistoryEventIterator) (Recorded, error) {
 		switch e.GetEventType() {
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			a := e.GetActivityTaskScheduledEventAttributes()
-			if a.GetActivityType().GetName() != activities.NameRunDataSourceQuery {
+			if a.GetActivityType().GetName() != investigation.NameRunDataSourceQuery {
 				continue
 			}
-			var in activities.QueryInput
+			var in investigation.QueryInput
 			if err := dc.FromPayloads(a.GetInput(), &in); err != nil {
 				return Recorded{}, fmt.Errorf("decoding query input: %w", err)
 			}
@@ -64,7 +64,7 @@ func FromHistory(it client.HistoryEventIterator) (Recorded, error) {
 			if !ok {
 				continue
 			}
-			var res activities.QueryOutput
+			var res investigation.QueryOutput
 			if err := dc.FromPayloads(a.GetResult(), &res); err != nil {
 				return Recorded{}, fmt.Errorf("decoding query result: %w", err)
 			}
@@ -87,10 +87,10 @@ func readChangesMarker(dc converter.DataConverter, e *historypb.HistoryEvent, ou
 		return nil
 	}
 	var lm localActivityMarker
-	if err := json.Unmarshal(data.GetPayloads()[0].GetData(), &lm); err != nil || lm.ActivityType != activities.NameReadChanges {
+	if err := json.Unmarshal(data.GetPayloads()[0].GetData(), &lm); err != nil || lm.ActivityType != investigation.NameReadChanges {
 		return nil
 	}
-	var ch activities.ChangesOutput
+	var ch investigation.ChangesOutput
 	if err := dc.FromPayloads(result, &ch); err != nil {
 		return fmt.Errorf("decoding recorded changes: %w", err)
 	}

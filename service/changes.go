@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -280,14 +279,6 @@ type ChangePage struct {
 
 // List returns one page of the tenant's changes, most recently recorded first.
 func (s *Changes) List(ctx context.Context, p auth.Principal, in ChangeListInput) (ChangePage, error) {
-	limit := DefaultPageSize
-	if in.Limit != "" {
-		n, err := strconv.Atoi(in.Limit)
-		if err != nil || n < 1 || n > MaxPageSize {
-			return ChangePage{}, errcode.Invalid("limit must be an integer from 1 to %d", MaxPageSize)
-		}
-		limit = n
-	}
 	f := models.ChangeFilter{Service: strings.TrimSpace(in.Service)}
 	if in.Since != "" {
 		t, err := changeTime("since", in.Since)
@@ -297,19 +288,9 @@ func (s *Changes) List(ctx context.Context, p auth.Principal, in ChangeListInput
 		f.Since = t
 	}
 	query := "changes|" + f.Service + "|" + in.Since
-	var after string
-	if in.Cursor != "" {
-		var c cursor
-		if err := s.cursors.Open(in.Cursor, &c); err != nil {
-			if errors.Is(err, auth.ErrTokenExpired) {
-				return ChangePage{}, errcode.Invalid("cursor has expired; start again from the first page")
-			}
-			return ChangePage{}, errcode.Invalid("cursor is invalid")
-		}
-		if c.Tenant != p.TenantID || c.Query != query {
-			return ChangePage{}, errcode.Invalid("cursor belongs to a different query; pass the same filters as the first page")
-		}
-		after = c.After
+	limit, after, err := s.cursors.OpenPage(p.TenantID, query, in.Limit, in.Cursor)
+	if err != nil {
+		return ChangePage{}, err
 	}
 	items, total, err := s.store.ListChanges(ctx, p.TenantID, f, after, limit+1)
 	if err != nil {
@@ -318,7 +299,7 @@ func (s *Changes) List(ctx context.Context, p auth.Principal, in ChangeListInput
 	page := ChangePage{Items: items, Count: total}
 	if len(items) > limit {
 		page.Items = items[:limit]
-		next, err := s.cursors.Seal(cursor{After: page.Items[limit-1].ID, Tenant: p.TenantID, Query: query}, cursorTTL)
+		next, err := s.cursors.NextPage(p.TenantID, query, page.Items[limit-1].ID)
 		if err != nil {
 			return ChangePage{}, err
 		}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/clip"
 	"github.com/causeway/causeway/errcode"
-	"github.com/causeway/causeway/internal/clip"
 	"github.com/causeway/causeway/models"
 )
 
@@ -161,7 +161,7 @@ func (s *Ingest) ingestGrouped(ctx context.Context, inc *models.Incident, window
 		Grouped: models.TimelineEntry{At: inc.CreatedAt, Kind: models.TimelineAlertGrouped,
 			Message: clip.To(fmt.Sprintf("Alert grouped from %s: %s", provider, inc.Title), 1000),
 			Actor:   provider, DedupKey: "grouped/" + alertKey},
-		Context: clip.To(text, groupedContextBytes), Limits: IncidentContextLimits,
+		Context: clip.To(text, groupedContextBytes), Limits: models.IncidentContextLimits,
 	})
 	switch {
 	case errors.Is(err, models.ErrConflict):

@@ -12,6 +12,7 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/identity"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
 	"github.com/causeway/causeway/ratelimit"
@@ -56,8 +57,8 @@ var (
 type Ingest struct {
 	store      *models.Store
 	keys       *identity.Store
-	incidents  *Incidents
-	dispatcher *Dispatcher
+	incidents  *investigation.Incidents
+	dispatcher *investigation.Dispatcher
 	registry   *providers.Registry
 	sealer     *auth.Sealer
 	confirm    *http.Client
@@ -73,7 +74,7 @@ type Ingest struct {
 // confirms SNS subscriptions; incidents provides the shared resolve path; marks
 // is the store every API replica shares (the limiter's backend) for the
 // negative key cache and the replay cache.
-func NewIngest(store *models.Store, incidents *Incidents, d *Dispatcher, reg *providers.Registry, sealer *auth.Sealer, confirm *http.Client, marks ratelimit.Marks, log *slog.Logger) *Ingest {
+func NewIngest(store *models.Store, incidents *investigation.Incidents, d *investigation.Dispatcher, reg *providers.Registry, sealer *auth.Sealer, confirm *http.Client, marks ratelimit.Marks, log *slog.Logger) *Ingest {
 	return &Ingest{store: store, keys: identity.NewStore(store.DB()), incidents: incidents, dispatcher: d, registry: reg, sealer: sealer, confirm: confirm, log: log, now: time.Now,
 		writer: newIncidentWriter(store), recent: &recentAlerts{}, marks: marks, grouping: newGroupingCache(store, time.Now)}
 }
@@ -405,10 +406,10 @@ func (s *Ingest) resolveAlert(ctx context.Context, tenantID, provider string, a 
 	if err != nil {
 		return AlertOutcome{}, errcode.Down("the database", err)
 	}
-	// resolveAs answers a timed-out update as unavailable (503).
+	// ResolveAs answers a timed-out update as unavailable (503).
 	rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
-	err = s.incidents.resolveAs(rctx, inc, provider, "resolved notification from "+provider)
+	err = s.incidents.ResolveAs(rctx, inc, provider, "resolved notification from "+provider)
 	if e, ok := errcode.As(err); err != nil && (!ok || e.Code != errcode.InvalidStatus) {
 		return AlertOutcome{}, err
 	}

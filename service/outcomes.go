@@ -15,9 +15,9 @@ import (
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/replay"
-	"github.com/causeway/causeway/workflows"
 )
 
 // Limits of a grade's free text.
@@ -112,7 +112,7 @@ func (o *Outcomes) Grade(ctx context.Context, p auth.Principal, incidentID strin
 // confirmed when the pass was graded. Source URLs and credentials never enter
 // it. Another tenant's incident is not found.
 func (o *Outcomes) Export(ctx context.Context, p auth.Principal, incidentID string) (*replay.Scenario, error) {
-	inc, err := findIncident(ctx, o.store, p.TenantID, incidentID)
+	inc, err := investigation.FindIncident(ctx, o.store, p.TenantID, incidentID)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (o *Outcomes) Export(ctx context.Context, p auth.Principal, incidentID stri
 	if err != nil {
 		return nil, errcode.Down("the database", err)
 	}
-	rec, err := replay.FromHistory(o.temporal.GetWorkflowHistory(ctx, workflows.InvestigationWorkflowID(incidentID, inv.Pass), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT))
+	rec, err := replay.FromHistory(o.temporal.GetWorkflowHistory(ctx, investigation.InvestigationWorkflowID(incidentID, inv.Pass), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT))
 	if err != nil {
 		return nil, errcode.Down("Temporal", err)
 	}

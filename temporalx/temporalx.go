@@ -19,7 +19,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/causeway/causeway/internal/clip"
+	"github.com/causeway/causeway/clip"
 	"github.com/causeway/causeway/models"
 )
 

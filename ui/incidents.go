@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
@@ -15,7 +16,7 @@ import (
 
 // listView is the incidents page: one page of the list with its filters.
 type listView struct {
-	Filter     service.ListInput
+	Filter     investigation.ListInput
 	Items      []models.Incident
 	Count      int64
 	Next       string // address of the next page, "" on the last
@@ -45,7 +46,7 @@ func (d *Dashboard) incidents(c *gin.Context) {
 // showIncidents renders the list with the filters of the query string; a
 // failure of the list itself (a stale cursor) is shown above an empty list.
 func (d *Dashboard) showIncidents(c *gin.Context, status int, prob *problem, form incidentForm) {
-	in := service.ListInput{Limit: c.Query("limit"), Cursor: c.Query("cursor"), Status: c.Query("status"), Severity: c.Query("severity")}
+	in := investigation.ListInput{Limit: c.Query("limit"), Cursor: c.Query("cursor"), Status: c.Query("status"), Severity: c.Query("severity")}
 	lv := listView{Filter: in, Statuses: statuses, Severities: severities, PageSizes: []string{"20", "50", "100"}, Form: form}
 	page, err := d.o.Incidents.List(c.Request.Context(), principal(c), in)
 	if err != nil && prob == nil {
@@ -73,7 +74,7 @@ func (d *Dashboard) showIncidents(c *gin.Context, status int, prob *problem, for
 
 func (d *Dashboard) createIncident(c *gin.Context) {
 	form := incidentForm{Title: c.PostForm("title"), Description: c.PostForm("description")}
-	inc, _, err := d.o.Incidents.Create(c.Request.Context(), principal(c), service.CreateIncidentInput(form))
+	inc, _, err := d.o.Incidents.Create(c.Request.Context(), principal(c), investigation.CreateIncidentInput(form))
 	if err != nil {
 		prob := problemOf(c, err)
 		d.showIncidents(c, prob.Status, prob, form)
@@ -113,7 +114,7 @@ type liveIncident struct {
 
 // passView is one investigation pass as the page shows it.
 type passView struct {
-	service.PassProgress
+	investigation.PassProgress
 	Result   models.InvestigationResult
 	Reported int
 	Evidence []evidenceGroup
@@ -228,10 +229,10 @@ func summarize(l *liveIncident) string {
 	return s
 }
 
-func newPassView(pp service.PassProgress) passView {
+func newPassView(pp investigation.PassProgress) passView {
 	pv := passView{PassProgress: pp, Result: pp.Investigation.Result()}
 	for _, a := range pp.Agents {
-		if a.Status != service.AgentRunning {
+		if a.Status != investigation.AgentRunning {
 			pv.Reported++
 		}
 	}
@@ -276,13 +277,13 @@ func (d *Dashboard) addContext(c *gin.Context) {
 	notice := "context"
 	switch {
 	case c.PostForm("action") != "reinvestigate":
-		_, err = d.o.Investigations.AddContext(ctx, p, id, service.AddContextInput{Context: text})
+		_, err = d.o.Investigations.AddContext(ctx, p, id, investigation.AddContextInput{Context: text})
 	case text == "":
 		notice = "investigating"
-		_, err = d.o.Investigations.Start(ctx, p, id, service.StartInvestigationInput{Agents: agents})
+		_, err = d.o.Investigations.Start(ctx, p, id, investigation.StartInvestigationInput{Agents: agents})
 	default:
 		notice = "reinvestigate"
-		_, err = d.o.Investigations.AddContext(ctx, p, id, service.AddContextInput{Context: text, Reinvestigate: true, SuggestedAgents: agents})
+		_, err = d.o.Investigations.AddContext(ctx, p, id, investigation.AddContextInput{Context: text, Reinvestigate: true, SuggestedAgents: agents})
 	}
 	if err != nil {
 		d.incidentProblem(c, err, text)

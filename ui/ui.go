@@ -22,6 +22,7 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/identity"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/service"
@@ -40,8 +41,8 @@ type Options struct {
 	// Sealer encrypts the session cookie.
 	Sealer           *auth.Sealer
 	Accounts         *identity.Accounts
-	Incidents        *service.Incidents
-	Investigations   *service.Investigations
+	Incidents        *investigation.Incidents
+	Investigations   *investigation.Investigations
 	Remediations     *remediation.Service
 	APIKeys          *identity.APIKeys
 	WebhookEndpoints *delivery.Service

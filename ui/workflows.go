@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
-	"github.com/causeway/causeway/service"
-	"github.com/causeway/causeway/workflows"
 )
 
 // workflowLinks lists every workflow of the incident, oldest first: its
@@ -15,13 +14,13 @@ import (
 // per agent, and each remediation's RemediationWorkflow. The IDs are the
 // business keys of workflows/ids.go, so each link opens the latest run of that
 // workflow in the Temporal UI.
-func (d *Dashboard) workflowLinks(inc *models.Incident, history []service.PassProgress, rems []remediation.Remediation) []workflowLink {
-	out := []workflowLink{d.workflowLink("Incident", workflows.IncidentWorkflowID(inc.ID))}
+func (d *Dashboard) workflowLinks(inc *models.Incident, history []investigation.PassProgress, rems []remediation.Remediation) []workflowLink {
+	out := []workflowLink{d.workflowLink("Incident", investigation.IncidentWorkflowID(inc.ID))}
 	for i := len(history) - 1; i >= 0; i-- {
 		inv := history[i].Investigation
-		out = append(out, d.workflowLink(fmt.Sprintf("Investigation pass %d", inv.Pass), workflows.InvestigationWorkflowID(inc.ID, inv.Pass)))
+		out = append(out, d.workflowLink(fmt.Sprintf("Investigation pass %d", inv.Pass), investigation.InvestigationWorkflowID(inc.ID, inv.Pass)))
 		for _, role := range inv.Agents {
-			out = append(out, d.workflowLink(fmt.Sprintf("Pass %d · %s agent", inv.Pass, role), workflows.AgentWorkflowID(inc.ID, inv.Pass, role)))
+			out = append(out, d.workflowLink(fmt.Sprintf("Pass %d · %s agent", inv.Pass, role), investigation.AgentWorkflowID(inc.ID, inv.Pass, role)))
 		}
 	}
 	for _, r := range rems {

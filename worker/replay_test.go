@@ -7,8 +7,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/delivery"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/slack"
 )
@@ -25,7 +25,7 @@ func (replayRegistry) RegisterActivityWithOptions(any, activity.RegisterOptions)
 // workflow's command sequence that is not behind workflow.GetVersion fails here.
 func TestReplayRecordedHistories(t *testing.T) {
 	r := sdkworker.NewWorkflowReplayer()
-	Register(replayRegistry{r}, &activities.Activities{}, Slices{
+	Register(replayRegistry{r}, &investigation.Activities{}, Slices{
 		Remediation: &remediation.Activities{}, Delivery: &delivery.Activities{}, Slack: &slack.Activities{},
 	})
 	for _, name := range []string{

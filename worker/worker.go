@@ -8,12 +8,11 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/delivery"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/slack"
 	"github.com/causeway/causeway/temporalx"
-	"github.com/causeway/causeway/workflows"
 )
 
 // Slices are the activities of each domain slice, registered with the
@@ -26,7 +25,7 @@ type Slices struct {
 
 // New returns a worker polling taskQueue with every workflow and activity
 // registered. It is not started.
-func New(c client.Client, taskQueue string, acts *activities.Activities, s Slices) sdkworker.Worker {
+func New(c client.Client, taskQueue string, acts *investigation.Activities, s Slices) sdkworker.Worker {
 	w := sdkworker.New(c, taskQueue, Options())
 	Register(w, acts, s)
 	return w
@@ -35,8 +34,8 @@ func New(c client.Client, taskQueue string, acts *activities.Activities, s Slice
 // Register adds the incident pipeline's workflows and activities and each
 // slice's to r: the worker and the replay of recorded histories register the
 // same set under the same names.
-func Register(r temporalx.Registry, acts *activities.Activities, s Slices) {
-	workflows.Register(r, acts)
+func Register(r temporalx.Registry, acts *investigation.Activities, s Slices) {
+	investigation.Register(r, acts)
 	remediation.Register(r, s.Remediation)
 	delivery.Register(r, s.Delivery)
 	slack.Register(r, s.Slack)

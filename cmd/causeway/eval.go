@@ -17,10 +17,10 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/devstack"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/replay"
 	"github.com/causeway/causeway/service"
-	"github.com/causeway/causeway/workflows"
 )
 
 // evalTimeout bounds one scenario's pass; the offline analyzer needs well under a
@@ -67,7 +67,7 @@ func culpritString(c *analyzer.Culprit) string {
 // on an embedded in-memory Temporal and a throwaway database, and a tenant.
 type evalEnv struct {
 	a       *app.App
-	inv     *service.Investigations
+	inv     *investigation.Investigations
 	sources *service.DataSources
 	p       auth.Principal
 	// model names the analysis path the configuration selects.
@@ -99,7 +99,7 @@ func startEval(ctx context.Context, cfgPath string) (*evalEnv, func(), error) {
 	cfg.TemporalTaskQueue = "causeway-eval"
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	e, err := startEmbedded(ctx, cfg, log, &devstack.Options{Namespace: cfg.TemporalNamespace, SearchAttributes: workflows.SearchAttributeTypes()})
+	e, err := startEmbedded(ctx, cfg, log, &devstack.Options{Namespace: cfg.TemporalNamespace, SearchAttributes: investigation.SearchAttributeTypes()})
 	if err != nil {
 		return fail(err)
 	}
@@ -118,7 +118,7 @@ func startEval(ctx context.Context, cfgPath string) (*evalEnv, func(), error) {
 		stop()
 		return nil, nil, err
 	}
-	env := &evalEnv{a: a, inv: service.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), log), p: p,
+	env := &evalEnv{a: a, inv: investigation.NewInvestigations(a.Store, a.Temporal, a.Dispatcher(), log), p: p,
 		sources: service.NewDataSources(a.Store, sealer, a.DataSourceConnector()), model: "offline analyzer"}
 	if cfg.LLMEnabled() {
 		env.model = "LLM " + cfg.LLMModel
@@ -246,11 +246,11 @@ func evalScenario(ctx context.Context, env *evalEnv, s replay.Scenario) (evalRes
 		return evalResult{}, err
 	}
 	for _, c := range s.Context {
-		if _, err := inv.AddContext(ctx, p, inc.ID, service.AddContextInput{Context: c}); err != nil {
+		if _, err := inv.AddContext(ctx, p, inc.ID, investigation.AddContextInput{Context: c}); err != nil {
 			return evalResult{}, err
 		}
 	}
-	if _, err := inv.Start(ctx, p, inc.ID, service.StartInvestigationInput{}); err != nil {
+	if _, err := inv.Start(ctx, p, inc.ID, investigation.StartInvestigationInput{}); err != nil {
 		return evalResult{}, err
 	}
 	deadline := time.Now().Add(evalTimeout)

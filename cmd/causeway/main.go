@@ -20,8 +20,8 @@ import (
 	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/devstack"
 	"github.com/causeway/causeway/identity"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/workflows"
 )
 
 const usage = `usage: causeway [--config FILE] COMMAND
@@ -126,7 +126,7 @@ func runAll(ctx context.Context, cfgPath string) error {
 			Namespace: cfg.TemporalNamespace,
 			Logger:    log.With(slog.String("component", "temporal")),
 			// Labels an SRE filters by in the Temporal UI.
-			SearchAttributes: workflows.SearchAttributeTypes(),
+			SearchAttributes: investigation.SearchAttributeTypes(),
 		}
 	}
 	e, err := startEmbedded(ctx, cfg, log, stackOpts)

@@ -1,4 +1,4 @@
-package service
+package investigation
 
 import (
 	"context"
@@ -30,7 +30,7 @@ type PassProgress struct {
 // and while it runs, each agent's report as it lands. It lets a person watch a
 // pass without waiting for its result.
 func (s *Investigations) History(ctx context.Context, p auth.Principal, incidentID string) ([]PassProgress, error) {
-	if _, err := findIncident(ctx, s.store, p.TenantID, incidentID); err != nil {
+	if _, err := FindIncident(ctx, s.store, p.TenantID, incidentID); err != nil {
 		return nil, err
 	}
 	passes, err := s.store.InvestigationPasses(ctx, p.TenantID, incidentID)

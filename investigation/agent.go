@@ -1,4 +1,4 @@
-package workflows
+package investigation
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/temporalx"
 )
@@ -15,25 +14,25 @@ import (
 // rather than a bare activity so each agent has its own deadline, its own entry in
 // the Temporal UI and can be cancelled alone when the pass stops waiting. The
 // report itself is stored by the activity; only a summary comes back.
-func AgentWorkflow(ctx workflow.Context, in activities.AgentInput) (activities.AgentSummary, error) {
+func AgentWorkflow(ctx workflow.Context, in AgentInput) (AgentSummary, error) {
 	a := &agent{in: in}
 	return a.run(ctx)
 }
 
 type agent struct {
-	in activities.AgentInput
+	in AgentInput
 }
 
 // versionAgentTools marks agents that may call their domain's data-source
 // queries as tools, step by step. Histories from before it ran one RunAgent.
 const versionAgentTools = "agent-tool-use"
 
-func (a *agent) run(ctx workflow.Context) (activities.AgentSummary, error) {
+func (a *agent) run(ctx workflow.Context) (AgentSummary, error) {
 	if workflow.GetVersion(ctx, versionAgentTools, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		// Ask the agent (LLM or offline analyzer) for its report; transient LLM
 		// failures retry within the LLM preset, the rest fail the agent at once.
-		var out activities.AgentSummary
-		err := a.execute(ctx, activities.NameRunAgent, a.in, &out)
+		var out AgentSummary
+		err := a.execute(ctx, NameRunAgent, a.in, &out)
 		return out, err
 	}
 	return a.runWithTools(ctx)
@@ -46,7 +45,7 @@ func (a *agent) run(ctx workflow.Context) (activities.AgentSummary, error) {
 // before this rule ended the agent here.
 func (a *agent) execute(ctx workflow.Context, name string, in, out any) error {
 	err := workflow.ExecuteActivity(withLLMOptions(ctx), name, in).Get(ctx, out)
-	for temporalx.HasErrorType(err, activities.ErrTypeStoreUnavailable) {
+	for temporalx.HasErrorType(err, ErrTypeStoreUnavailable) {
 		if workflow.GetVersion(ctx, versionAgentWaitsForStore, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 			break
 		}
@@ -65,9 +64,9 @@ func (a *agent) execute(ctx workflow.Context, name string, in, out any) error {
 // call past the call or byte limit is not run, and once any limit is reached
 // the next step offers no tools and asks for the answer. Refused calls
 // count against the budget, so a model cannot loop on bad arguments.
-func (a *agent) runWithTools(ctx workflow.Context) (activities.AgentSummary, error) {
+func (a *agent) runWithTools(ctx workflow.Context) (AgentSummary, error) {
 	var (
-		turns    []activities.ToolTurnRecord
+		turns    []ToolTurnRecord
 		facts    []string
 		budget   toolBudget
 		timeout  time.Duration
@@ -75,12 +74,12 @@ func (a *agent) runWithTools(ctx workflow.Context) (activities.AgentSummary, err
 		usedTool bool
 	)
 	for step := 0; ; step++ {
-		var out activities.AgentStepOutput
-		err := a.execute(ctx, activities.NameRunAgentStep, activities.AgentStepInput{
+		var out AgentStepOutput
+		err := a.execute(ctx, NameRunAgentStep, AgentStepInput{
 			Agent: a.in, Turns: turns, Final: budget.Stopped, PromptTokens: pt, CompletionTokens: ct,
 		}, &out)
 		if err != nil {
-			return activities.AgentSummary{}, err
+			return AgentSummary{}, err
 		}
 		pt, ct = pt+out.PromptTokens, ct+out.CompletionTokens
 		if step == 0 {
@@ -97,9 +96,9 @@ func (a *agent) runWithTools(ctx workflow.Context) (activities.AgentSummary, err
 		if budget.Stopped {
 			// RunAgentStep offers no tools on a final step, so it always
 			// answers; anything else is a broken step, not a reason to loop.
-			return activities.AgentSummary{}, fmt.Errorf("agent step %d asked for tools after the budget was spent", step)
+			return AgentSummary{}, fmt.Errorf("agent step %d asked for tools after the budget was spent", step)
 		}
-		turn := activities.ToolTurnRecord{Calls: out.Calls}
+		turn := ToolTurnRecord{Calls: out.Calls}
 		facts = append(facts, a.runCalls(ctx, turn.Calls, &budget, timeout)...)
 		turns = append(turns, turn)
 		budget.endTurn()
@@ -110,7 +109,7 @@ func (a *agent) runWithTools(ctx workflow.Context) (activities.AgentSummary, err
 // its own data-source query activity, and returns the keys of the answers
 // read. A call past the budget is answered "not run"; a call the step refused
 // counts but runs nothing.
-func (a *agent) runCalls(ctx workflow.Context, calls []activities.ToolCallRecord, budget *toolBudget, timeout time.Duration) []string {
+func (a *agent) runCalls(ctx workflow.Context, calls []ToolCallRecord, budget *toolBudget, timeout time.Duration) []string {
 	var facts []string
 	for i := range calls {
 		c := &calls[i]
@@ -122,9 +121,9 @@ func (a *agent) runCalls(ctx workflow.Context, calls []activities.ToolCallRecord
 		if c.Query == nil {
 			continue // refused by the step: the model is told why
 		}
-		var qo activities.QueryOutput
-		err := workflow.ExecuteActivity(withQueryOptions(ctx, timeout, timeout+5*time.Second), activities.NameRunDataSourceQuery,
-			activities.QueryInput{TenantID: a.in.TenantID, InvestigationID: a.in.InvestigationID, Query: *c.Query}).Get(ctx, &qo)
+		var qo QueryOutput
+		err := workflow.ExecuteActivity(withQueryOptions(ctx, timeout, timeout+5*time.Second), NameRunDataSourceQuery,
+			QueryInput{TenantID: a.in.TenantID, InvestigationID: a.in.InvestigationID, Query: *c.Query}).Get(ctx, &qo)
 		if err != nil {
 			c.Error = failureReason(err)
 		} else {
@@ -143,10 +142,10 @@ func (a *agent) runCalls(ctx workflow.Context, calls []activities.ToolCallRecord
 // reported, what it has used, and which limit stopped it.
 type toolBudget struct {
 	models.Budget
-	limits activities.ToolBudget
+	limits ToolBudget
 }
 
-func newToolBudget(l activities.ToolBudget) toolBudget {
+func newToolBudget(l ToolBudget) toolBudget {
 	return toolBudget{Budget: models.Budget{Allowed: models.BudgetAmounts{ToolCalls: l.Calls, Bytes: l.Bytes, Tokens: l.Tokens}}, limits: l}
 }
 

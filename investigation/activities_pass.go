@@ -1,4 +1,4 @@
-package activities
+package investigation
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clip"
+	"github.com/causeway/causeway/clip"
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
@@ -33,7 +33,6 @@ const (
 // Error types of the investigation activities. The LLM types let the Temporal UI
 // and the coverage reasons tell a refusal from an outage.
 const (
-	ErrTypeQuotaExceeded  = "QuotaExceeded"
 	ErrTypeLLMRefused     = "LLMRefused"
 	ErrTypeLLMMalformed   = "LLMMalformedOutput"
 	ErrTypeLLMConfig      = "LLMInvalidConfig"
@@ -94,7 +93,7 @@ func (a *Activities) TriageIncident(ctx context.Context, in TriageInput) (Triage
 	agents := union(analyzer.SelectAgents(input), readers)
 	out := TriageOutput{Severity: sev, Agents: agents, Reason: triageReason(sev, agents, readers)}
 	msg := fmt.Sprintf("Triage: severity %s; agents %s (%s)", sev, strings.Join(agents, ", "), out.Reason)
-	err = a.Store.SetIncidentSeverity(ctx, in.TenantID, in.IncidentID, sev, models.TimelineEntry{
+	err = a.Passes.SetIncidentSeverity(ctx, in.TenantID, in.IncidentID, sev, models.TimelineEntry{
 		At: in.At.UTC(), Kind: "triaged", Message: msg, Actor: "causeway", DedupKey: in.DedupKey,
 	})
 	return out, temporalx.Classify(err)
@@ -175,7 +174,7 @@ type BeginOutput struct {
 // A spent quota is a non-retryable QuotaExceeded error.
 func (a *Activities) BeginInvestigation(ctx context.Context, in BeginInput) (BeginOutput, error) {
 	readers := union(a.sourceAgents(ctx, in.TenantID), a.changeReaders(ctx, in.TenantID))
-	inv, err := a.Store.BeginInvestigation(ctx, models.BeginSpec{
+	inv, err := a.Passes.BeginInvestigation(ctx, BeginSpec{
 		TenantID: in.TenantID, IncidentID: in.IncidentID, InvestigationID: in.InvestigationID, Pass: in.Pass,
 		NewContext: strings.TrimSpace(in.Context), Actor: in.Actor, At: in.At.UTC(), Agents: in.Agents,
 		ChooseAgents: func(inc *models.Incident, entries []string, prev *models.Investigation) []string {
@@ -287,7 +286,7 @@ func (a *Activities) RunAgent(ctx context.Context, in AgentInput) (AgentSummary,
 		metrics.AddLLMTokens(usage.PromptTokens, usage.CompletionTokens)
 		if err != nil {
 			run.Status, run.Reason = models.CoverageFailed, shorten(err.Error())
-			if serr := a.Store.SaveAgentRun(ctx, run); serr != nil {
+			if serr := a.Passes.SaveAgentRun(ctx, run); serr != nil {
 				return AgentSummary{}, storeUnavailable(ctx, in, serr)
 			}
 			return AgentSummary{}, classifyLLM(err)
@@ -298,7 +297,7 @@ func (a *Activities) RunAgent(ctx context.Context, in AgentInput) (AgentSummary,
 		return AgentSummary{}, temporal.NewNonRetryableApplicationError("encode agent report", ErrTypeLLMMalformed, err)
 	}
 	run.Status, run.Report = models.CoverageCompleted, string(body)
-	if err := a.Store.SaveAgentRun(ctx, run); err != nil {
+	if err := a.Passes.SaveAgentRun(ctx, run); err != nil {
 		return AgentSummary{}, storeUnavailable(ctx, in, err)
 	}
 	return summarize(run)
@@ -429,7 +428,7 @@ func (a *Activities) SynthesizeInvestigation(ctx context.Context, in SynthesisIn
 	}
 	input = input.WithChanges(in.Changes)
 	res := analyzer.Synthesize(input, reports)
-	syn := models.Synthesis{Category: res.Category, Confidence: res.Confidence, RootCause: res.RootCause,
+	syn := Synthesis{Category: res.Category, Confidence: res.Confidence, RootCause: res.RootCause,
 		Culprit: res.Culprit, Mechanism: res.Mechanism, Candidates: res.Candidates, RecommendedActions: res.RecommendedActions, Model: model}
 	for _, e := range res.Evidence {
 		syn.Evidence = append(syn.Evidence, models.Evidence{AgentRole: e.AgentRole, Content: e.Content, Source: e.Source})
@@ -437,7 +436,7 @@ func (a *Activities) SynthesizeInvestigation(ctx context.Context, in SynthesisIn
 	for _, h := range res.Hypotheses {
 		syn.Hypotheses = append(syn.Hypotheses, models.Hypothesis{Category: h.Category, Summary: h.Summary, Score: h.Score, RuledOut: h.RuledOut})
 	}
-	if err := a.Store.SaveSynthesis(ctx, in.InvestigationID, syn); err != nil {
+	if err := a.Passes.SaveSynthesis(ctx, in.InvestigationID, syn); err != nil {
 		return SynthesisSummary{}, err
 	}
 	sum := SynthesisSummary{Category: res.Category, Confidence: res.Confidence, Evidence: len(res.Evidence), Dropped: res.Dropped}
@@ -474,7 +473,7 @@ func (a *Activities) FinishInvestigation(ctx context.Context, in FinishInput) (F
 	if err != nil {
 		return FinishOutput{}, temporalx.Classify(err)
 	}
-	status, err := a.Store.FinishInvestigation(ctx, models.FinishSpec{
+	status, err := a.Passes.FinishInvestigation(ctx, FinishSpec{
 		TenantID: in.TenantID, InvestigationID: in.InvestigationID, Status: in.Status,
 		Coverage: in.Coverage, FailureReason: in.Reason, At: in.At.UTC(),
 		Entry: models.TimelineEntry{At: in.At.UTC(), Kind: "investigation_" + in.Status, Message: in.Message,

@@ -1,9 +1,8 @@
-package workflows
+package investigation
 
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/analyzer"
 )
 
@@ -18,8 +17,8 @@ func (w *investigation) readChanges(ctx workflow.Context) {
 	if workflow.GetVersion(ctx, versionReadChanges, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
-	var out activities.ChangesOutput
-	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameReadChanges, activities.ChangesInput{
+	var out ChangesOutput
+	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), NameReadChanges, ChangesInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, At: workflow.Now(ctx),
 	}).Get(ctx, &out)
 	if err != nil {

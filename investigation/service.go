@@ -1,4 +1,4 @@
-package service
+package investigation
 
 import (
 	"context"
@@ -20,24 +20,18 @@ import (
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/temporalx"
-	"github.com/causeway/causeway/workflows"
 )
 
 // MaxContextLength bounds one supplemental context entry: enough for a stack trace
 // or a page of logs, small enough to keep prompts affordable.
 const MaxContextLength = 20000
 
-// IncidentContextLimits bound all supplemental context of one incident: every
-// pass reads all of it, so without a bound one incident could make every later
-// pass (and its prompts) arbitrarily large. The byte limit is what an agent
-// reads (analyzer.MaxContextBytes).
-var IncidentContextLimits = models.ContextLimits{Entries: 50, Bytes: analyzer.MaxContextBytes}
-
 // Investigations serves the investigation endpoints. Starting a pass is an update
 // of the incident's workflow, which owns the one-pass-at-a-time rule and the
 // quota; results are read from the database.
 type Investigations struct {
 	store      *models.Store
+	passes     *Store
 	temporal   client.Client
 	dispatcher *Dispatcher
 	log        *slog.Logger
@@ -46,7 +40,7 @@ type Investigations struct {
 
 // NewInvestigations wires the investigation service.
 func NewInvestigations(store *models.Store, tc client.Client, d *Dispatcher, log *slog.Logger) *Investigations {
-	return &Investigations{store: store, temporal: tc, dispatcher: d, log: log, now: time.Now}
+	return &Investigations{store: store, passes: NewStore(store.DB()), temporal: tc, dispatcher: d, log: log, now: time.Now}
 }
 
 // StartInvestigationInput is the body of POST /v1/investigation/{id}/start.
@@ -78,7 +72,7 @@ func (s *Investigations) Start(ctx context.Context, p auth.Principal, incidentID
 	if err := validIdempotencyKey(in.IdempotencyKey); err != nil {
 		return StartedInvestigation{}, err
 	}
-	req := workflows.StartInvestigationRequest{Agents: in.Agents, Context: strings.TrimSpace(in.Context), Actor: p.Email}
+	req := StartInvestigationRequest{Agents: in.Agents, Context: strings.TrimSpace(in.Context), Actor: p.Email}
 	res, err := s.startPass(ctx, p, incidentID, "start", in.IdempotencyKey, req)
 	if err != nil {
 		return StartedInvestigation{}, err
@@ -89,7 +83,7 @@ func (s *Investigations) Start(ctx context.Context, p auth.Principal, incidentID
 // Latest returns the incident's most recent pass. Before the first pass (and for
 // another tenant's incident) it is not found.
 func (s *Investigations) Latest(ctx context.Context, p auth.Principal, incidentID string) (*models.Investigation, error) {
-	if _, err := findIncident(ctx, s.store, p.TenantID, incidentID); err != nil {
+	if _, err := FindIncident(ctx, s.store, p.TenantID, incidentID); err != nil {
 		return nil, err
 	}
 	inv, err := s.store.LatestInvestigation(ctx, p.TenantID, incidentID)
@@ -133,7 +127,7 @@ func (s *Investigations) AddContext(ctx context.Context, p auth.Principal, incid
 	}
 	text := strings.TrimSpace(in.Context)
 	if in.Reinvestigate {
-		req := workflows.StartInvestigationRequest{Agents: in.SuggestedAgents, Context: text, Actor: p.Email}
+		req := StartInvestigationRequest{Agents: in.SuggestedAgents, Context: text, Actor: p.Email}
 		res, err := s.startPass(ctx, p, incidentID, "context", in.IdempotencyKey, req)
 		if err != nil {
 			return ContextAdded{}, err
@@ -141,14 +135,14 @@ func (s *Investigations) AddContext(ctx context.Context, p auth.Principal, incid
 		return ContextAdded{Reinvestigating: true,
 			Message: fmt.Sprintf("Context added; investigation pass %d (%s) started with all context", res.Pass, res.InvestigationID)}, nil
 	}
-	inc, err := findIncident(ctx, s.store, p.TenantID, incidentID)
+	inc, err := FindIncident(ctx, s.store, p.TenantID, incidentID)
 	if err != nil {
 		return ContextAdded{}, err
 	}
-	err = s.store.AddInvestigationContextWithin(ctx, &models.InvestigationContext{
+	err = s.passes.AddInvestigationContextWithin(ctx, &models.InvestigationContext{
 		TenantID: inc.TenantID, IncidentID: inc.ID, Content: text, Actor: p.Email,
 		CreatedAt: s.now().UTC(), DedupKey: inc.ID + "/context/" + models.NewID("ctx"),
-	}, IncidentContextLimits)
+	}, models.IncidentContextLimits)
 	if err != nil {
 		return ContextAdded{}, contextError(err)
 	}
@@ -164,9 +158,9 @@ func (s *Investigations) AddContext(ctx context.Context, p auth.Principal, incid
 // repeated with the same key gets the first one's answer (the same pass, or the
 // same refusal) and never spends quota twice. A run continues as new only once
 // its history is long, between passes; a key is not remembered across that.
-func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incidentID, kind, idempotencyKey string, req workflows.StartInvestigationRequest) (workflows.StartInvestigationResult, error) {
-	var res workflows.StartInvestigationResult
-	inc, err := findIncident(ctx, s.store, p.TenantID, incidentID)
+func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incidentID, kind, idempotencyKey string, req StartInvestigationRequest) (StartInvestigationResult, error) {
+	var res StartInvestigationResult
+	inc, err := FindIncident(ctx, s.store, p.TenantID, incidentID)
 	if err != nil {
 		return res, err
 	}
@@ -196,9 +190,9 @@ func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incide
 		req.FinishedPass = last.Pass
 	}
 	opts := client.UpdateWorkflowOptions{
-		WorkflowID:   workflows.IncidentWorkflowID(incidentID),
+		WorkflowID:   IncidentWorkflowID(incidentID),
 		UpdateID:     updateID,
-		UpdateName:   workflows.UpdateStartInvestigation,
+		UpdateName:   UpdateStartInvestigation,
 		Args:         []any{req},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	}
@@ -215,7 +209,7 @@ func (s *Investigations) startPass(ctx context.Context, p auth.Principal, incide
 // startUpdateID is the ID of a start request's update (see startPass): from
 // the idempotency key alone when there is one, else from the next pass number
 // after last (nil when the incident has none) and a digest of the request.
-func startUpdateID(last *models.Investigation, kind, idempotencyKey string, req workflows.StartInvestigationRequest) string {
+func startUpdateID(last *models.Investigation, kind, idempotencyKey string, req StartInvestigationRequest) string {
 	if idempotencyKey != "" {
 		sum := sha256.Sum256([]byte(idempotencyKey))
 		return fmt.Sprintf("%s-key-%s", kind, hex.EncodeToString(sum[:16]))
@@ -234,22 +228,22 @@ func (s *Investigations) startError(ctx context.Context, p auth.Principal, incid
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
 		switch app.Type() {
-		case workflows.ErrTypeInvestigationInProgress:
+		case ErrTypeInvestigationInProgress:
 			return errcode.New(errcode.InvestigationInProgress, "an investigation of incident %s is already running; wait for it to finish", incidentID)
-		case workflows.ErrTypeQuotaExceeded:
+		case ErrTypeQuotaExceeded:
 			return errcode.New(errcode.InvestigationQuota, "the monthly investigation quota of this tenant is used up; it resets on the 1st (UTC)")
-		case workflows.ErrTypeIncidentResolved:
+		case ErrTypeIncidentResolved:
 			return errcode.New(errcode.InvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
 		}
 	}
-	if again, gerr := findIncident(ctx, s.store, p.TenantID, incidentID); gerr == nil && again.Status == models.StatusResolved {
+	if again, gerr := FindIncident(ctx, s.store, p.TenantID, incidentID); gerr == nil && again.Status == models.StatusResolved {
 		return errcode.New(errcode.InvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)
 	}
 	return errcode.Down("the workflow service", err)
 }
 
 // contextFits refuses new context for a pass when the incident's context would
-// exceed IncidentContextLimits. The pass records the entry later, in its own
+// exceed models.IncidentContextLimits. The pass records the entry later, in its own
 // transaction; a concurrent addition can slip past this check once, and what
 // an agent reads stays bounded by the analyzer either way.
 func (s *Investigations) contextFits(ctx context.Context, inc *models.Incident, text string) error {
@@ -257,16 +251,16 @@ func (s *Investigations) contextFits(ctx context.Context, inc *models.Incident, 
 	if err != nil {
 		return errcode.Down("the database", err)
 	}
-	lim := IncidentContextLimits
+	lim := models.IncidentContextLimits
 	if n >= lim.Entries || b+len(text) > lim.Bytes {
-		return contextError(&models.ContextLimitError{Limits: lim, Entries: n, Bytes: b, Adding: len(text)})
+		return contextError(&ContextLimitError{Limits: lim, Entries: n, Bytes: b, Adding: len(text)})
 	}
 	return nil
 }
 
 // contextError answers a refused context entry with the limit it hit.
 func contextError(err error) error {
-	var full *models.ContextLimitError
+	var full *ContextLimitError
 	if !errors.As(err, &full) {
 		return errcode.Down("the database", err)
 	}

@@ -1,4 +1,4 @@
-package activities
+package investigation
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/clip"
 	"github.com/causeway/causeway/datasources"
-	"github.com/causeway/causeway/internal/clip"
 	"github.com/causeway/causeway/llm"
 	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
@@ -141,7 +141,7 @@ func (a *Activities) RunAgentStep(ctx context.Context, in AgentStepInput) (Agent
 		CompletionTokens: in.CompletionTokens + usage.CompletionTokens}
 	if err != nil {
 		run.Status, run.Reason = models.CoverageFailed, shorten(err.Error())
-		if serr := a.Store.SaveAgentRun(ctx, run); serr != nil {
+		if serr := a.Passes.SaveAgentRun(ctx, run); serr != nil {
 			return AgentStepOutput{}, storeUnavailable(ctx, ag, serr)
 		}
 		return AgentStepOutput{}, classifyLLM(err)
@@ -206,7 +206,7 @@ func (a *Activities) saveReport(ctx context.Context, in AgentInput, run *models.
 		return AgentSummary{}, temporal.NewNonRetryableApplicationError("encode agent report", ErrTypeLLMMalformed, err)
 	}
 	run.Status, run.Report = models.CoverageCompleted, string(body)
-	if err := a.Store.SaveAgentRun(ctx, run); err != nil {
+	if err := a.Passes.SaveAgentRun(ctx, run); err != nil {
 		return AgentSummary{}, storeUnavailable(ctx, in, err)
 	}
 	return summarize(run)

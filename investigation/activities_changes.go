@@ -1,4 +1,4 @@
-package activities
+package investigation
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package workflows
+package investigation
 
 import (
 	"fmt"
@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"go.temporal.io/sdk/workflow"
-
-	"github.com/causeway/causeway/activities"
 )
 
 // versionGather marks passes that query the tenant's data sources before
@@ -26,7 +24,7 @@ type gathering struct {
 // queryResult is what became of one planned query.
 type queryResult struct {
 	done bool
-	out  activities.QueryOutput
+	out  QueryOutput
 	err  error
 }
 
@@ -40,8 +38,8 @@ func (w *investigation) gather(ctx workflow.Context) {
 	if workflow.GetVersion(ctx, versionGather, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return
 	}
-	var plan activities.GatherPlan
-	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NamePlanGathering, activities.GatherPlanInput{
+	var plan GatherPlan
+	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), NamePlanGathering, GatherPlanInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID,
 		Agents: w.roles, At: workflow.Now(ctx),
 	}).Get(ctx, &plan)
@@ -63,11 +61,11 @@ func (w *investigation) gather(ctx workflow.Context) {
 // runQueries runs every planned query as its own activity, all at once, and
 // waits until each has answered or the budget is spent; queries still running
 // then are cancelled.
-func (w *investigation) runQueries(ctx workflow.Context, plan activities.GatherPlan) []queryResult {
+func (w *investigation) runQueries(ctx workflow.Context, plan GatherPlan) []queryResult {
 	queriesCtx, cancelQueries := workflow.WithCancel(withQueryOptions(ctx, plan.QueryTimeout, plan.Budget))
 	futures := make([]workflow.Future, len(plan.Queries))
 	for i, q := range plan.Queries {
-		futures[i] = workflow.ExecuteActivity(queriesCtx, activities.NameRunDataSourceQuery, activities.QueryInput{
+		futures[i] = workflow.ExecuteActivity(queriesCtx, NameRunDataSourceQuery, QueryInput{
 			TenantID: w.in.TenantID, InvestigationID: w.in.InvestigationID, Query: q,
 		})
 	}
@@ -95,7 +93,7 @@ func (w *investigation) runQueries(ctx workflow.Context, plan activities.GatherP
 
 // distribute gives each agent the answers meant for it, and tells each
 // failure to the agents that wanted the answer.
-func (w *investigation) distribute(plan activities.GatherPlan, results []queryResult) {
+func (w *investigation) distribute(plan GatherPlan, results []queryResult) {
 	for i, q := range plan.Queries {
 		r := results[i]
 		var note string

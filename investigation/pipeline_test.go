@@ -1,4 +1,4 @@
-package workflows
+package investigation
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/temporalx"
@@ -34,7 +33,7 @@ func TestReinvestigationWithNewContextChangesTheAnswer(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartTime(t0)
-	Register(env, &activities.Activities{Store: store})
+	Register(env, &Activities{Store: store, Passes: NewStore(store.DB())})
 	remediation.Register(env, &remediation.Activities{Kernel: store, Store: remediation.NewStore(store.DB())})
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: incWF})
 
@@ -76,7 +75,7 @@ func TestReinvestigationWithNewContextChangesTheAnswer(t *testing.T) {
 	require.Equal(t, "db_connection_exhaustion", second.Category)
 	require.Greater(t, second.Confidence, first.Confidence)
 	require.Len(t, second.Context, 1)
-	require.Equal(t, activities.OfflineModel, second.Model)
+	require.Equal(t, OfflineModel, second.Model)
 	for _, c := range second.Coverage {
 		require.Equal(t, models.CoverageCompleted, c.Status, c.AgentRole)
 	}

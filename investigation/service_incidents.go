@@ -1,10 +1,9 @@
-package service
+package investigation
 
 import (
 	"context"
 	"errors"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -15,7 +14,6 @@ import (
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/temporalx"
-	"github.com/causeway/causeway/workflows"
 )
 
 // Limits of incident input: the description minimum is an API rule, the title
@@ -25,9 +23,6 @@ const (
 	MinDescriptionLength = 10
 	MaxDescriptionLength = 4000
 	MaxNoteLength        = 2000
-	DefaultPageSize      = 20
-	MaxPageSize          = 100
-	cursorTTL            = time.Hour
 	startTimeout         = 3 * time.Second
 )
 
@@ -113,24 +108,8 @@ type Page struct {
 	Count  int64
 }
 
-// cursor is the signed content of an opaque cursor. It binds the page position to
-// the tenant and the filters, so it cannot be replayed against another query.
-type cursor struct {
-	After  string `json:"a"`
-	Tenant string `json:"t"`
-	Query  string `json:"q"`
-}
-
 // List returns one page of the tenant's incidents, newest first.
 func (s *Incidents) List(ctx context.Context, p auth.Principal, in ListInput) (Page, error) {
-	limit := DefaultPageSize
-	if in.Limit != "" {
-		n, err := strconv.Atoi(in.Limit)
-		if err != nil || n < 1 || n > MaxPageSize {
-			return Page{}, errcode.Invalid("limit must be an integer from 1 to %d", MaxPageSize)
-		}
-		limit = n
-	}
 	if in.Status != "" && !models.ValidStatus(in.Status) {
 		return Page{}, errcode.Invalid("status must be one of open, triaging, investigating, investigated, remediating, resolved")
 	}
@@ -138,19 +117,9 @@ func (s *Incidents) List(ctx context.Context, p auth.Principal, in ListInput) (P
 		return Page{}, errcode.Invalid("severity must be one of critical, high, medium, low, info")
 	}
 	query := in.Status + "|" + in.Severity
-	var after string
-	if in.Cursor != "" {
-		var c cursor
-		if err := s.cursors.Open(in.Cursor, &c); err != nil {
-			if errors.Is(err, auth.ErrTokenExpired) {
-				return Page{}, errcode.Invalid("cursor has expired; start again from the first page")
-			}
-			return Page{}, errcode.Invalid("cursor is invalid")
-		}
-		if c.Tenant != p.TenantID || c.Query != query {
-			return Page{}, errcode.Invalid("cursor belongs to a different query; pass the same filters as the first page")
-		}
-		after = c.After
+	limit, after, err := s.cursors.OpenPage(p.TenantID, query, in.Limit, in.Cursor)
+	if err != nil {
+		return Page{}, err
 	}
 	items, total, err := s.store.ListIncidents(ctx, p.TenantID, models.IncidentFilter{Status: in.Status, Severity: in.Severity}, after, limit+1)
 	if err != nil {
@@ -159,7 +128,7 @@ func (s *Incidents) List(ctx context.Context, p auth.Principal, in ListInput) (P
 	page := Page{Items: items, Count: total}
 	if len(items) > limit {
 		page.Items = items[:limit]
-		next, err := s.cursors.Seal(cursor{After: page.Items[limit-1].ID, Tenant: p.TenantID, Query: query}, cursorTTL)
+		next, err := s.cursors.NextPage(p.TenantID, query, page.Items[limit-1].ID)
 		if err != nil {
 			return Page{}, err
 		}
@@ -171,7 +140,7 @@ func (s *Incidents) List(ctx context.Context, p auth.Principal, in ListInput) (P
 // Get returns an incident with its timeline. Another tenant's incident is reported
 // missing, exactly like one that does not exist.
 func (s *Incidents) Get(ctx context.Context, p auth.Principal, id string) (*models.Incident, []models.TimelineEntry, error) {
-	inc, err := findIncident(ctx, s.store, p.TenantID, id)
+	inc, err := FindIncident(ctx, s.store, p.TenantID, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -182,9 +151,9 @@ func (s *Incidents) Get(ctx context.Context, p auth.Principal, id string) (*mode
 	return inc, tl, nil
 }
 
-// findIncident is the one lookup every service uses for a path's incident id:
+// FindIncident is the one lookup every service uses for a path's incident id:
 // missing and another tenant's incident are the same incident_not_found.
-func findIncident(ctx context.Context, store *models.Store, tenantID, id string) (*models.Incident, error) {
+func FindIncident(ctx context.Context, store *models.Store, tenantID, id string) (*models.Incident, error) {
 	inc, err := store.GetIncident(ctx, tenantID, id)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil, errcode.New(errcode.IncidentNotFound, "no incident with id %q", id)
@@ -203,21 +172,21 @@ func (s *Incidents) Resolve(ctx context.Context, p auth.Principal, id, note stri
 	if utf8.RuneCountInString(note) > MaxNoteLength {
 		return nil, nil, errcode.Invalid("note must be at most %d characters", MaxNoteLength)
 	}
-	inc, err := findIncident(ctx, s.store, p.TenantID, id)
+	inc, err := FindIncident(ctx, s.store, p.TenantID, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.resolveAs(ctx, inc, p.Email, note); err != nil {
+	if err := s.ResolveAs(ctx, inc, p.Email, note); err != nil {
 		return nil, nil, err
 	}
 	return s.Get(ctx, p, id)
 }
 
-// resolveAs resolves inc through its IncidentWorkflow's resolve update on behalf of
+// ResolveAs resolves inc through its IncidentWorkflow's resolve update on behalf of
 // actor: a user's e-mail, or a monitoring tool's name when its own "resolved"
 // notification closes the incident. Both paths share it so a resolution is always
 // recorded by the workflow, once. An incident already resolved is errcode.InvalidStatus.
-func (s *Incidents) resolveAs(ctx context.Context, inc *models.Incident, actor, note string) error {
+func (s *Incidents) ResolveAs(ctx context.Context, inc *models.Incident, actor, note string) error {
 	if inc.Status == models.StatusResolved {
 		return errcode.New(errcode.InvalidStatus, "incident %s is already resolved", inc.ID)
 	}
@@ -229,10 +198,10 @@ func (s *Incidents) resolveAs(ctx context.Context, inc *models.Incident, actor, 
 		}
 	}
 	handle, err := s.temporal.UpdateWorkflow(wctx, client.UpdateWorkflowOptions{
-		WorkflowID:   workflows.IncidentWorkflowID(inc.ID),
+		WorkflowID:   IncidentWorkflowID(inc.ID),
 		UpdateID:     "resolve",
-		UpdateName:   workflows.UpdateResolve,
-		Args:         []any{workflows.ResolveRequest{Actor: actor, Note: note}},
+		UpdateName:   UpdateResolve,
+		Args:         []any{ResolveRequest{Actor: actor, Note: note}},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	if err == nil {
@@ -241,7 +210,7 @@ func (s *Incidents) resolveAs(ctx context.Context, inc *models.Incident, actor, 
 	if err != nil {
 		// A refusal (already resolved) or a finished workflow: the database says
 		// which. Anything else means Temporal is unreachable right now.
-		if again, gerr := findIncident(ctx, s.store, inc.TenantID, inc.ID); gerr == nil && again.Status == models.StatusResolved {
+		if again, gerr := FindIncident(ctx, s.store, inc.TenantID, inc.ID); gerr == nil && again.Status == models.StatusResolved {
 			return errcode.New(errcode.InvalidStatus, "incident %s is already resolved", inc.ID)
 		}
 		return errcode.Down("the workflow service", err)

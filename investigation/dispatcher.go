@@ -1,4 +1,4 @@
-package service
+package investigation
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/temporalx"
-	"github.com/causeway/causeway/workflows"
 )
 
 // Dispatcher guarantees every recorded incident gets exactly one IncidentWorkflow.
@@ -46,16 +45,16 @@ func (d *Dispatcher) UseSearchAttributes(namespace string) {
 // Ensure starts the incident's workflow unless it already exists, then marks the row.
 func (d *Dispatcher) Ensure(ctx context.Context, inc *models.Incident) error {
 	opts := client.StartWorkflowOptions{
-		ID:            workflows.IncidentWorkflowID(inc.ID),
+		ID:            IncidentWorkflowID(inc.ID),
 		TaskQueue:     d.taskQueue,
 		StaticSummary: fmt.Sprintf("%s · %s · %s", inc.Severity, inc.Source, inc.Title),
 	}
-	in := workflows.IncidentInput{
+	in := IncidentInput{
 		TenantID: inc.TenantID, IncidentID: inc.ID, Source: inc.Source, Status: inc.Status,
 		Severity: inc.Severity, Title: inc.Title, CreatedAt: inc.CreatedAt, Service: inc.Service,
 		SearchAttributes: d.attrs.available(ctx),
 	}
-	if err := temporalx.StartOnce(ctx, d.temporal, opts, workflows.IncidentWorkflowName, in); err != nil {
+	if err := temporalx.StartOnce(ctx, d.temporal, opts, IncidentWorkflowName, in); err != nil {
 		return fmt.Errorf("start workflow of incident %s: %w", inc.ID, err)
 	}
 	return d.store.MarkWorkflowStarted(ctx, inc.ID, d.now().UTC())

@@ -1,7 +1,7 @@
 // Package workflows holds Causeway's Temporal workflows. They are deterministic:
 // time comes from workflow.Now, concurrency from workflow.Go and selectors, and
 // every side effect is an activity from package activities.
-package workflows
+package investigation
 
 import (
 	"errors"
@@ -13,7 +13,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/temporalx"
 )
@@ -142,8 +141,8 @@ func (w *incident) carryOver() IncidentInput {
 // investigation quota is spent the incident waits, open, for a person.
 func (w *incident) triage(ctx workflow.Context) error {
 	w.running = true // a manual start waits until triage has decided
-	var t activities.TriageOutput
-	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), activities.NameTriageIncident, activities.TriageInput{
+	var t TriageOutput
+	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), NameTriageIncident, TriageInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, At: workflow.Now(ctx), DedupKey: temporalx.TimelineKey(w.id, "triaged"),
 	}).Get(ctx, &t)
 	if err != nil {
@@ -213,15 +212,15 @@ func (w *incident) startInvestigation(ctx workflow.Context, req StartInvestigati
 func (w *incident) startPass(ctx workflow.Context, req StartInvestigationRequest) (StartInvestigationResult, error) {
 	pass := w.pass + 1
 	invID := InvestigationID(w.in.IncidentID, pass)
-	var begun activities.BeginOutput
-	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameBeginInvestigation, activities.BeginInput{
+	var begun BeginOutput
+	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), NameBeginInvestigation, BeginInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: invID, Pass: pass,
 		Agents: req.Agents, Context: req.Context, Actor: req.Actor, At: workflow.Now(ctx),
 		DedupKey: temporalx.TimelineKey(w.id, fmt.Sprintf("investigation/%d/started", pass)),
 	}).Get(ctx, &begun)
 	if err != nil {
 		w.running = false
-		if temporalx.HasErrorType(err, activities.ErrTypeQuotaExceeded) {
+		if temporalx.HasErrorType(err, ErrTypeQuotaExceeded) {
 			return StartInvestigationResult{}, temporal.NewApplicationError(
 				"the monthly investigation quota of this tenant is used up; it resets on the 1st (UTC)", ErrTypeQuotaExceeded)
 		}
@@ -254,8 +253,8 @@ func (w *incident) awaitPass(ctx workflow.Context, child workflow.ChildWorkflowF
 	var out InvestigationOutcome
 	if err := child.Get(ctx, &out); err != nil {
 		reason := "the investigation workflow failed: " + failureReason(err)
-		var fin activities.FinishOutput
-		ferr := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), activities.NameFinishInvestigation, activities.FinishInput{
+		var fin FinishOutput
+		ferr := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), NameFinishInvestigation, FinishInput{
 			TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: invID,
 			Status: models.InvestigationFailed, Reason: reason,
 			Message: fmt.Sprintf("Investigation pass %d failed: %s", pass, reason),
@@ -275,7 +274,7 @@ func (w *incident) awaitPass(ctx workflow.Context, child workflow.ChildWorkflowF
 
 // setStatus moves the incident and records why, in one activity.
 func (w *incident) setStatus(ctx workflow.Context, status, kind, msg string) error {
-	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), activities.NameSetIncidentStatus, activities.StatusInput{
+	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), NameSetIncidentStatus, StatusInput{
 		Status: status, Timeline: w.entry(workflow.Now(ctx), kind, msg, "causeway"),
 	}).Get(ctx, nil)
 	if err == nil {
@@ -294,7 +293,7 @@ func (w *incident) resolve(ctx workflow.Context, req ResolveRequest) (IncidentSt
 		msg += ": " + req.Note
 	}
 	now := workflow.Now(ctx)
-	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), activities.NameSetIncidentStatus, activities.StatusInput{
+	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), NameSetIncidentStatus, StatusInput{
 		Status:   models.StatusResolved,
 		Timeline: w.entry(now, "resolved", msg, req.Actor),
 	}).Get(ctx, nil)
@@ -338,12 +337,12 @@ func (w *incident) publish(ctx workflow.Context) {
 // timeline records one entry; kind doubles as the step name of its DedupKey, so
 // each kind is written at most once per workflow.
 func (w *incident) timeline(ctx workflow.Context, kind, msg, actor string) error {
-	return workflow.ExecuteActivity(temporalx.StoreOptions(ctx), activities.NameAddTimeline,
+	return workflow.ExecuteActivity(temporalx.StoreOptions(ctx), NameAddTimeline,
 		w.entry(workflow.Now(ctx), kind, msg, actor)).Get(ctx, nil)
 }
 
-func (w *incident) entry(at time.Time, kind, msg, actor string) activities.TimelineInput {
-	return activities.TimelineInput{
+func (w *incident) entry(at time.Time, kind, msg, actor string) TimelineInput {
+	return TimelineInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, At: at,
 		Kind: kind, Message: msg, Actor: actor, DedupKey: temporalx.TimelineKey(w.id, kind),
 	}

@@ -1,4 +1,4 @@
-package activities_test
+package investigation_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/internal/testdb"
+	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
 )
 
@@ -57,13 +57,13 @@ func TestReadChangesWindowAndBounds(t *testing.T) {
 
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
-	a := &activities.Activities{Store: store}
+	a := &investigation.Activities{Store: store}
 	env.RegisterActivity(a)
-	v, err := env.ExecuteActivity(a.ReadChanges, activities.ChangesInput{TenantID: ten, IncidentID: inc.ID, At: onset.Add(time.Hour)})
+	v, err := env.ExecuteActivity(a.ReadChanges, investigation.ChangesInput{TenantID: ten, IncidentID: inc.ID, At: onset.Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out activities.ChangesOutput
+	var out investigation.ChangesOutput
 	if err := v.Get(&out); err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +81,8 @@ func TestReadChangesWindowAndBounds(t *testing.T) {
 			t.Fatal("a change without its id cannot be cited")
 		}
 	}
-	if len(own) != activities.MaxServiceChanges || len(others) != activities.MaxOtherChanges {
-		t.Fatalf("%d own and %d other changes, want %d and %d", len(own), len(others), activities.MaxServiceChanges, activities.MaxOtherChanges)
+	if len(own) != investigation.MaxServiceChanges || len(others) != investigation.MaxOtherChanges {
+		t.Fatalf("%d own and %d other changes, want %d and %d", len(own), len(others), investigation.MaxServiceChanges, investigation.MaxOtherChanges)
 	}
 	joined := strings.Join(own, "|")
 	for _, want := range []string{"rollback after the onset", "checkout release 11", "checkout release 3"} {

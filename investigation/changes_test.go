@@ -1,4 +1,4 @@
-package workflows
+package investigation
 
 import (
 	"errors"
@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
@@ -22,7 +21,7 @@ func changesEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartTime(t0)
-	Register(env, &activities.Activities{})
+	Register(env, &Activities{})
 	remediation.Register(env, &remediation.Activities{})
 	env.OnActivity(remediation.NameProposeRemediations, mock.Anything, mock.AnythingOfType("remediation.ProposeInput")).
 		Return(remediation.ProposeOutput{}, nil).Maybe()
@@ -37,17 +36,17 @@ func TestInvestigationGivesChangesToTheDeploymentsAgent(t *testing.T) {
 	end := t0.Add(-3 * time.Minute)
 	changes := []analyzer.Change{{ID: "chg_1", Service: "checkout", Kind: "deployment", Version: "v2",
 		Description: "release v2", StartedAt: t0.Add(-6 * time.Minute), FinishedAt: &end}}
-	env.OnActivity(activities.NameReadChanges, mock.Anything, activities.ChangesInput{TenantID: tenant, IncidentID: incID, At: t0}).
-		Return(activities.ChangesOutput{Changes: changes}, nil).Once()
+	env.OnActivity(NameReadChanges, mock.Anything, ChangesInput{TenantID: tenant, IncidentID: incID, At: t0}).
+		Return(ChangesOutput{Changes: changes}, nil).Once()
 	dep := agentIn("deployments")
 	dep.Changes = changes
-	onAgent(env, dep, activities.AgentSummary{AgentRole: "deployments", Findings: 1, Summary: "release v2"}, nil).Once()
+	onAgent(env, dep, AgentSummary{AgentRole: "deployments", Findings: 1, Summary: "release v2"}, nil).Once()
 	agentOK(env, "logs", 1, "errors").Once()
-	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, activities.SynthesisInput{
+	env.OnActivity(NameSynthesizeInvestigation, mock.Anything, SynthesisInput{
 		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"deployments", "logs"}, Changes: changes,
-	}).Return(activities.SynthesisSummary{Category: "bad_deployment", Confidence: 0.8}, nil).Once()
-	env.OnActivity(activities.NameFinishInvestigation, mock.Anything, mock.AnythingOfType("activities.FinishInput")).
-		Return(activities.FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
+	}).Return(SynthesisSummary{Category: "bad_deployment", Confidence: 0.8}, nil).Once()
+	env.OnActivity(NameFinishInvestigation, mock.Anything, mock.AnythingOfType("FinishInput")).
+		Return(FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: InvestigationWorkflowID(incID, 1)})
 	env.ExecuteWorkflow(InvestigationWorkflowName, passInput("logs", "deployments"))
 	require.NoError(t, env.GetWorkflowError())
@@ -59,14 +58,14 @@ func TestInvestigationGivesChangesToTheDeploymentsAgent(t *testing.T) {
 // Changes that cannot be read never cost the pass its answer.
 func TestInvestigationWithoutReadableChanges(t *testing.T) {
 	env := changesEnv(t)
-	env.OnActivity(activities.NameReadChanges, mock.Anything, mock.AnythingOfType("activities.ChangesInput")).
-		Return(activities.ChangesOutput{}, errors.New("database unavailable"))
+	env.OnActivity(NameReadChanges, mock.Anything, mock.AnythingOfType("ChangesInput")).
+		Return(ChangesOutput{}, errors.New("database unavailable"))
 	agentOK(env, "logs", 0, "no findings").Once()
-	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, activities.SynthesisInput{
+	env.OnActivity(NameSynthesizeInvestigation, mock.Anything, SynthesisInput{
 		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"logs"},
-	}).Return(activities.SynthesisSummary{Category: "unknown", Confidence: 0.15}, nil).Once()
-	env.OnActivity(activities.NameFinishInvestigation, mock.Anything, mock.AnythingOfType("activities.FinishInput")).
-		Return(activities.FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
+	}).Return(SynthesisSummary{Category: "unknown", Confidence: 0.15}, nil).Once()
+	env.OnActivity(NameFinishInvestigation, mock.Anything, mock.AnythingOfType("FinishInput")).
+		Return(FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: InvestigationWorkflowID(incID, 1)})
 	env.ExecuteWorkflow(InvestigationWorkflowName, passInput("logs"))
 	require.NoError(t, env.GetWorkflowError())

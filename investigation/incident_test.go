@@ -1,4 +1,4 @@
-package workflows
+package investigation
 
 import (
 	"testing"
@@ -10,28 +10,27 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/temporalx"
 )
 
 var incWF = IncidentWorkflowID(incID)
 
-func tl(at time.Time, kind, msg, actor, step string) activities.TimelineInput {
-	return activities.TimelineInput{TenantID: tenant, IncidentID: incID, At: at, Kind: kind, Message: msg, Actor: actor,
+func tl(at time.Time, kind, msg, actor, step string) TimelineInput {
+	return TimelineInput{TenantID: tenant, IncidentID: incID, At: at, Kind: kind, Message: msg, Actor: actor,
 		DedupKey: incWF + "/" + step}
 }
 
 func newIncidentEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env := newEnv(t)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: incWF})
-	env.OnActivity(activities.NameAddTimeline, mock.Anything,
+	env.OnActivity(NameAddTimeline, mock.Anything,
 		tl(t0, "workflow_started", "Incident workflow "+incWF+" started", "causeway", "workflow_started")).Return(nil).Once()
 	return env
 }
 
-func beginIn(pass int, agents []string, context, actor string, at time.Time) activities.BeginInput {
-	return activities.BeginInput{TenantID: tenant, IncidentID: incID, InvestigationID: InvestigationID(incID, pass), Pass: pass,
+func beginIn(pass int, agents []string, context, actor string, at time.Time) BeginInput {
+	return BeginInput{TenantID: tenant, IncidentID: incID, InvestigationID: InvestigationID(incID, pass), Pass: pass,
 		Agents: agents, Context: context, Actor: actor, At: at, DedupKey: incWF + "/investigation/" + string(rune('0'+pass)) + "/started"}
 }
 
@@ -41,9 +40,9 @@ func childIn(pass int, agents []string) InvestigationInput {
 
 // resolveAt resolves the incident at t0+d through the update, as the API does.
 func resolveAt(t *testing.T, env *testsuite.TestWorkflowEnvironment, d time.Duration) {
-	env.OnActivity(activities.NameSetIncidentStatus, mock.Anything, activities.StatusInput{
+	env.OnActivity(NameSetIncidentStatus, mock.Anything, StatusInput{
 		Status: models.StatusResolved, Timeline: tl(t0.Add(d), "resolved", "Resolved by oncall@example.com: fixed", "oncall@example.com", "resolved"),
-	}).Return(activities.StatusOutput{PreviousStatus: models.StatusInvestigated}, nil).Once()
+	}).Return(StatusOutput{PreviousStatus: models.StatusInvestigated}, nil).Once()
 	env.RegisterDelayedCallback(func() {
 		env.UpdateWorkflow(UpdateResolve, "resolve", &testsuite.TestUpdateCallback{
 			OnReject:   func(err error) { t.Errorf("resolve rejected: %v", err) },
@@ -70,11 +69,11 @@ func finalState(t *testing.T, env *testsuite.TestWorkflowEnvironment) IncidentSt
 func TestTriageSelectsAgentsAndStartsTheFirstPass(t *testing.T) {
 	env := newIncidentEnv(t)
 	agents := []string{"database", "logs", "metrics"}
-	env.OnActivity(activities.NameTriageIncident, mock.Anything, activities.TriageInput{
+	env.OnActivity(NameTriageIncident, mock.Anything, TriageInput{
 		TenantID: tenant, IncidentID: incID, At: t0, DedupKey: incWF + "/triaged",
-	}).Return(activities.TriageOutput{Severity: "high", Agents: agents, Reason: "database matched"}, nil).Once()
-	env.OnActivity(activities.NameBeginInvestigation, mock.Anything, beginIn(1, agents, "", "causeway", t0)).
-		Return(activities.BeginOutput{Agents: agents}, nil).Once()
+	}).Return(TriageOutput{Severity: "high", Agents: agents, Reason: "database matched"}, nil).Once()
+	env.OnActivity(NameBeginInvestigation, mock.Anything, beginIn(1, agents, "", "causeway", t0)).
+		Return(BeginOutput{Agents: agents}, nil).Once()
 	env.OnWorkflow(InvestigationWorkflowName, mock.Anything, childIn(1, agents)).
 		Return(InvestigationOutcome{InvestigationID: InvestigationID(incID, 1), Status: models.InvestigationCompleted,
 			IncidentStatus: models.StatusInvestigated}, nil).Once()
@@ -100,16 +99,16 @@ func TestTriageSelectsAgentsAndStartsTheFirstPass(t *testing.T) {
 func TestTriageWithSpentQuotaLeavesTheIncidentOpen(t *testing.T) {
 	env := newIncidentEnv(t)
 	agents := []string{"logs", "metrics"}
-	env.OnActivity(activities.NameTriageIncident, mock.Anything, activities.TriageInput{
+	env.OnActivity(NameTriageIncident, mock.Anything, TriageInput{
 		TenantID: tenant, IncidentID: incID, At: t0, DedupKey: incWF + "/triaged",
-	}).Return(activities.TriageOutput{Severity: "medium", Agents: agents}, nil).Once()
-	env.OnActivity(activities.NameBeginInvestigation, mock.Anything, beginIn(1, agents, "", "causeway", t0)).
-		Return(activities.BeginOutput{}, temporal.NewNonRetryableApplicationError("quota used up", activities.ErrTypeQuotaExceeded, nil)).Once()
-	env.OnActivity(activities.NameSetIncidentStatus, mock.Anything, activities.StatusInput{
+	}).Return(TriageOutput{Severity: "medium", Agents: agents}, nil).Once()
+	env.OnActivity(NameBeginInvestigation, mock.Anything, beginIn(1, agents, "", "causeway", t0)).
+		Return(BeginOutput{}, temporal.NewNonRetryableApplicationError("quota used up", ErrTypeQuotaExceeded, nil)).Once()
+	env.OnActivity(NameSetIncidentStatus, mock.Anything, StatusInput{
 		Status: models.StatusOpen,
 		Timeline: tl(t0, "investigation_skipped", "Not investigated automatically: the tenant's monthly investigation quota is used up. "+
 			"Start an investigation manually once quota is available.", "causeway", "investigation_skipped"),
-	}).Return(activities.StatusOutput{PreviousStatus: models.StatusTriaging}, nil).Once()
+	}).Return(StatusOutput{PreviousStatus: models.StatusTriaging}, nil).Once()
 
 	env.RegisterDelayedCallback(func() {
 		v, err := env.QueryWorkflow(QueryState)
@@ -127,12 +126,12 @@ func TestTriageWithSpentQuotaLeavesTheIncidentOpen(t *testing.T) {
 
 func TestManualStartRefusesASecondPassAndSurfacesTheQuota(t *testing.T) {
 	env := newIncidentEnv(t)
-	env.OnActivity(activities.NameBeginInvestigation, mock.Anything, beginIn(1, []string{"logs"}, "stack trace", "op@example.com", t0.Add(time.Second))).
-		Return(activities.BeginOutput{Agents: []string{"logs"}}, nil).Once()
+	env.OnActivity(NameBeginInvestigation, mock.Anything, beginIn(1, []string{"logs"}, "stack trace", "op@example.com", t0.Add(time.Second))).
+		Return(BeginOutput{Agents: []string{"logs"}}, nil).Once()
 	env.OnWorkflow(InvestigationWorkflowName, mock.Anything, childIn(1, []string{"logs"})).After(10*time.Minute).
 		Return(InvestigationOutcome{Status: models.InvestigationCompleted, IncidentStatus: models.StatusInvestigated}, nil).Once()
-	env.OnActivity(activities.NameBeginInvestigation, mock.Anything, beginIn(2, nil, "", "op@example.com", t0.Add(20*time.Minute))).
-		Return(activities.BeginOutput{}, temporal.NewNonRetryableApplicationError("quota used up", activities.ErrTypeQuotaExceeded, nil)).Once()
+	env.OnActivity(NameBeginInvestigation, mock.Anything, beginIn(2, nil, "", "op@example.com", t0.Add(20*time.Minute))).
+		Return(BeginOutput{}, temporal.NewNonRetryableApplicationError("quota used up", ErrTypeQuotaExceeded, nil)).Once()
 
 	var first StartInvestigationResult
 	var refused, quota error
@@ -163,8 +162,8 @@ func TestManualStartRefusesASecondPassAndSurfacesTheQuota(t *testing.T) {
 
 func TestResolveWhileAPassRunsLetsThePassFinish(t *testing.T) {
 	env := newIncidentEnv(t)
-	env.OnActivity(activities.NameBeginInvestigation, mock.Anything, beginIn(1, nil, "", "op@example.com", t0.Add(time.Second))).
-		Return(activities.BeginOutput{Agents: []string{"logs", "metrics"}}, nil).Once()
+	env.OnActivity(NameBeginInvestigation, mock.Anything, beginIn(1, nil, "", "op@example.com", t0.Add(time.Second))).
+		Return(BeginOutput{Agents: []string{"logs", "metrics"}}, nil).Once()
 	env.OnWorkflow(InvestigationWorkflowName, mock.Anything, childIn(1, []string{"logs", "metrics"})).After(10*time.Minute).
 		Return(InvestigationOutcome{Status: models.InvestigationCompleted, IncidentStatus: models.StatusResolved}, nil).Once()
 	env.RegisterDelayedCallback(func() {
@@ -187,13 +186,13 @@ func TestResolveWhileAPassRunsLetsThePassFinish(t *testing.T) {
 // whose pass does not report back in time is refused after a bounded wait.
 func TestStartWaitsForAPassRecordedFinished(t *testing.T) {
 	env := newIncidentEnv(t)
-	env.OnActivity(activities.NameBeginInvestigation, mock.Anything, beginIn(1, nil, "", "op@example.com", t0.Add(time.Second))).
-		Return(activities.BeginOutput{Agents: []string{"logs"}}, nil).Once()
+	env.OnActivity(NameBeginInvestigation, mock.Anything, beginIn(1, nil, "", "op@example.com", t0.Add(time.Second))).
+		Return(BeginOutput{Agents: []string{"logs"}}, nil).Once()
 	env.OnWorkflow(InvestigationWorkflowName, mock.Anything, childIn(1, []string{"logs"})).After(10*time.Minute).
 		Return(InvestigationOutcome{Status: models.InvestigationCompleted, IncidentStatus: models.StatusInvestigated}, nil).Once()
 	reported := t0.Add(10*time.Minute + time.Second)
-	env.OnActivity(activities.NameBeginInvestigation, mock.Anything, beginIn(2, nil, "", "late@example.com", reported)).
-		Return(activities.BeginOutput{Agents: []string{"metrics"}}, nil).Once()
+	env.OnActivity(NameBeginInvestigation, mock.Anything, beginIn(2, nil, "", "late@example.com", reported)).
+		Return(BeginOutput{Agents: []string{"metrics"}}, nil).Once()
 	env.OnWorkflow(InvestigationWorkflowName, mock.Anything, childIn(2, []string{"metrics"})).After(time.Minute).
 		Return(InvestigationOutcome{Status: models.InvestigationCompleted, IncidentStatus: models.StatusInvestigated}, nil).Once()
 

@@ -1,4 +1,4 @@
-package workflows
+package investigation
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/temporalx"
@@ -18,13 +17,13 @@ import (
 
 // mockRunAgent answers the database agent's step with answer(n) on the n-th
 // call (from 1) and returns the call counter.
-func mockRunAgent(env *testsuite.TestWorkflowEnvironment, answer func(n int) (activities.AgentSummary, error)) *int {
+func mockRunAgent(env *testsuite.TestWorkflowEnvironment, answer func(n int) (AgentSummary, error)) *int {
 	calls := 0
-	env.OnActivity(activities.NameRunAgentStep, mock.Anything, activities.AgentStepInput{Agent: agentIn("database")}).Return(
-		func(context.Context, activities.AgentStepInput) (activities.AgentStepOutput, error) {
+	env.OnActivity(NameRunAgentStep, mock.Anything, AgentStepInput{Agent: agentIn("database")}).Return(
+		func(context.Context, AgentStepInput) (AgentStepOutput, error) {
 			calls++
 			s, err := answer(calls)
-			return activities.AgentStepOutput{Done: err == nil, Summary: s}, err
+			return AgentStepOutput{Done: err == nil, Summary: s}, err
 		})
 	return &calls
 }
@@ -34,17 +33,17 @@ func mockRunAgent(env *testsuite.TestWorkflowEnvironment, answer func(n int) (ac
 // where it used to fail and leave its pass without its evidence.
 func TestAgentWaitsOutTheDatabase(t *testing.T) {
 	env := newEnv(t)
-	storeDown := temporal.NewApplicationError("the database is unavailable", activities.ErrTypeStoreUnavailable)
-	calls := mockRunAgent(env, func(n int) (activities.AgentSummary, error) {
+	storeDown := temporal.NewApplicationError("the database is unavailable", ErrTypeStoreUnavailable)
+	calls := mockRunAgent(env, func(n int) (AgentSummary, error) {
 		if n <= 6 { // the preset's 4 attempts, then 2 of the next run's
-			return activities.AgentSummary{}, storeDown
+			return AgentSummary{}, storeDown
 		}
-		return activities.AgentSummary{AgentRole: "database", Findings: 1, Summary: "pool exhausted"}, nil
+		return AgentSummary{AgentRole: "database", Findings: 1, Summary: "pool exhausted"}, nil
 	})
 	env.ExecuteWorkflow(AgentWorkflowName, agentIn("database"))
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	var out activities.AgentSummary
+	var out AgentSummary
 	require.NoError(t, env.GetWorkflowResult(&out))
 	require.Equal(t, "pool exhausted", out.Summary)
 	require.Equal(t, 7, *calls)
@@ -56,11 +55,11 @@ func TestAgentWaitsOutTheDatabase(t *testing.T) {
 // so its pass ends while it is still useful.
 func TestAgentLLMOutageStillEnds(t *testing.T) {
 	env := newEnv(t)
-	llmDown := temporal.NewApplicationError("llm: request failed: connection refused", activities.ErrTypeLLMUnavailable)
-	calls := mockRunAgent(env, func(int) (activities.AgentSummary, error) { return activities.AgentSummary{}, llmDown })
+	llmDown := temporal.NewApplicationError("llm: request failed: connection refused", ErrTypeLLMUnavailable)
+	calls := mockRunAgent(env, func(int) (AgentSummary, error) { return AgentSummary{}, llmDown })
 	env.ExecuteWorkflow(AgentWorkflowName, agentIn("database"))
 	require.True(t, env.IsWorkflowCompleted())
-	require.True(t, temporalx.HasErrorType(env.GetWorkflowError(), activities.ErrTypeLLMUnavailable), "%v", env.GetWorkflowError())
+	require.True(t, temporalx.HasErrorType(env.GetWorkflowError(), ErrTypeLLMUnavailable), "%v", env.GetWorkflowError())
 	require.Equal(t, 4, *calls)
 	require.Less(t, env.Now().Sub(t0), time.Minute)
 }
@@ -73,28 +72,28 @@ func TestAgentToolUseStopsAtTheBudget(t *testing.T) {
 	env := newEnv(t)
 	in := agentIn("database")
 	q := datasources.Query{Key: "tool/database/0/1/ds_pg/connections", DataSourceID: "ds_pg", Type: "postgres", Entry: "connections", Text: "select 1", Roles: []string{"database"}}
-	first := activities.AgentStepOutput{Tools: true, Budget: activities.ToolBudget{Calls: 2, Bytes: 4096, Tokens: 5000}, QueryTimeout: 5 * time.Second,
-		PromptTokens: 400, CompletionTokens: 50, Calls: []activities.ToolCallRecord{
+	first := AgentStepOutput{Tools: true, Budget: ToolBudget{Calls: 2, Bytes: 4096, Tokens: 5000}, QueryTimeout: 5 * time.Second,
+		PromptTokens: 400, CompletionTokens: 50, Calls: []ToolCallRecord{
 			{ID: "c0", Name: "query_postgres", Arguments: "{", Refusal: "arguments are not a JSON object"},
 			{ID: "c1", Name: "query_postgres", Arguments: `{"dataSourceId":"ds_pg"}`, Query: &q},
 			{ID: "c2", Name: "query_postgres", Arguments: `{"dataSourceId":"ds_pg","entry":"lock_waits"}`, Query: &datasources.Query{Key: "tool/database/0/2/x"}},
 		}}
-	env.OnActivity(activities.NameRunAgentStep, mock.Anything, activities.AgentStepInput{Agent: in}).Return(first, nil).Once()
-	env.OnActivity(activities.NameRunDataSourceQuery, mock.Anything, activities.QueryInput{TenantID: tenant, InvestigationID: invID, Query: q}).
-		Return(activities.QueryOutput{Readings: 1, Text: "client connections: 97 of 100"}, nil).Once()
-	wantTurns := []activities.ToolTurnRecord{{Calls: []activities.ToolCallRecord{
+	env.OnActivity(NameRunAgentStep, mock.Anything, AgentStepInput{Agent: in}).Return(first, nil).Once()
+	env.OnActivity(NameRunDataSourceQuery, mock.Anything, QueryInput{TenantID: tenant, InvestigationID: invID, Query: q}).
+		Return(QueryOutput{Readings: 1, Text: "client connections: 97 of 100"}, nil).Once()
+	wantTurns := []ToolTurnRecord{{Calls: []ToolCallRecord{
 		{ID: "c0", Name: "query_postgres", Arguments: "{", Refusal: "arguments are not a JSON object"},
 		{ID: "c1", Name: "query_postgres", Arguments: `{"dataSourceId":"ds_pg"}`, FactKey: q.Key},
 		{ID: "c2", Name: "query_postgres", Arguments: `{"dataSourceId":"ds_pg","entry":"lock_waits"}`, Refusal: "not run: the tool budget of this agent is spent"},
 	}}}
-	env.OnActivity(activities.NameRunAgentStep, mock.Anything, activities.AgentStepInput{Agent: in, Turns: wantTurns, Final: true, PromptTokens: 400, CompletionTokens: 50}).
-		Return(activities.AgentStepOutput{Done: true, Tools: true, PromptTokens: 600, CompletionTokens: 80,
-			Summary: activities.AgentSummary{AgentRole: "database", Findings: 1, Summary: "pool exhausted"}}, nil).Once()
+	env.OnActivity(NameRunAgentStep, mock.Anything, AgentStepInput{Agent: in, Turns: wantTurns, Final: true, PromptTokens: 400, CompletionTokens: 50}).
+		Return(AgentStepOutput{Done: true, Tools: true, PromptTokens: 600, CompletionTokens: 80,
+			Summary: AgentSummary{AgentRole: "database", Findings: 1, Summary: "pool exhausted"}}, nil).Once()
 
 	env.ExecuteWorkflow(AgentWorkflowName, in)
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
-	var out activities.AgentSummary
+	var out AgentSummary
 	require.NoError(t, env.GetWorkflowResult(&out))
 	require.Equal(t, &models.Budget{
 		Allowed: models.BudgetAmounts{ToolCalls: 2, Bytes: 4096, Tokens: 5000},

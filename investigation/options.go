@@ -1,4 +1,4 @@
-package workflows
+package investigation
 
 import (
 	"time"
@@ -6,7 +6,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/temporalx"
 )
 
@@ -66,7 +65,7 @@ func withQueryOptions(ctx workflow.Context, timeout, budget time.Duration) workf
 			BackoffCoefficient:     2,
 			MaximumInterval:        2 * time.Second,
 			MaximumAttempts:        2,
-			NonRetryableErrorTypes: []string{activities.ErrTypeDataSourceDenied, activities.ErrTypeDataSourceMissing},
+			NonRetryableErrorTypes: []string{ErrTypeDataSourceDenied, ErrTypeDataSourceMissing},
 		},
 	})
 }

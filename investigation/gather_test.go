@@ -1,4 +1,4 @@
-package workflows
+package investigation
 
 import (
 	"testing"
@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/models"
 )
@@ -27,36 +26,36 @@ func TestInvestigationGathersFromDataSources(t *testing.T) {
 	memory := planned("memory_usage", "memory_usage", "infrastructure", "metrics")
 	lag := planned("kafka_consumer_lag", "kafka_consumer_lag", "metrics")
 	disk := planned("filesystem_free", "filesystem_free", "infrastructure", "metrics")
-	plan := activities.GatherPlan{Queries: []datasources.Query{memory, lag, disk}, Notes: []string{"probe source \"edge\" has no targets"},
+	plan := GatherPlan{Queries: []datasources.Query{memory, lag, disk}, Notes: []string{"probe source \"edge\" has no targets"},
 		QueryTimeout: 10 * time.Second, Budget: 30 * time.Second}
-	env.OnActivity(activities.NamePlanGathering, mock.Anything, activities.GatherPlanInput{
+	env.OnActivity(NamePlanGathering, mock.Anything, GatherPlanInput{
 		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Agents: []string{"infrastructure", "metrics"}, At: t0,
 	}).Return(plan, nil).Once()
-	queryIn := func(q datasources.Query) activities.QueryInput {
-		return activities.QueryInput{TenantID: tenant, InvestigationID: invID, Query: q}
+	queryIn := func(q datasources.Query) QueryInput {
+		return QueryInput{TenantID: tenant, InvestigationID: invID, Query: q}
 	}
-	env.OnActivity(activities.NameRunDataSourceQuery, mock.Anything, queryIn(memory)).
-		Return(activities.QueryOutput{Readings: 1, Text: "memory working set: 1.00 GiB of 1.00 GiB limit (100%)"}, nil).Once()
-	env.OnActivity(activities.NameRunDataSourceQuery, mock.Anything, queryIn(lag)).
-		Return(activities.QueryOutput{}, temporal.NewNonRetryableApplicationError("data source denied access: HTTP 403", activities.ErrTypeDataSourceDenied, nil)).Once()
+	env.OnActivity(NameRunDataSourceQuery, mock.Anything, queryIn(memory)).
+		Return(QueryOutput{Readings: 1, Text: "memory working set: 1.00 GiB of 1.00 GiB limit (100%)"}, nil).Once()
+	env.OnActivity(NameRunDataSourceQuery, mock.Anything, queryIn(lag)).
+		Return(QueryOutput{}, temporal.NewNonRetryableApplicationError("data source denied access: HTTP 403", ErrTypeDataSourceDenied, nil)).Once()
 	// The disk query never answers within the budget; time skipping gets there.
-	env.OnActivity(activities.NameRunDataSourceQuery, mock.Anything, queryIn(disk)).After(time.Hour).
-		Return(activities.QueryOutput{}, nil).Maybe()
+	env.OnActivity(NameRunDataSourceQuery, mock.Anything, queryIn(disk)).After(time.Hour).
+		Return(QueryOutput{}, nil).Maybe()
 
 	infra := agentIn("infrastructure")
 	infra.Facts = []string{memory.Key}
 	metricsIn := agentIn("metrics")
 	metricsIn.Facts = []string{memory.Key}
-	onAgent(env, infra, activities.AgentSummary{AgentRole: "infrastructure", Findings: 1, Summary: "memory at its limit"}, nil).Once()
-	onAgent(env, metricsIn, activities.AgentSummary{AgentRole: "metrics", Findings: 1, Summary: "memory at its limit"}, nil).Once()
-	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, activities.SynthesisInput{
+	onAgent(env, infra, AgentSummary{AgentRole: "infrastructure", Findings: 1, Summary: "memory at its limit"}, nil).Once()
+	onAgent(env, metricsIn, AgentSummary{AgentRole: "metrics", Findings: 1, Summary: "memory at its limit"}, nil).Once()
+	env.OnActivity(NameSynthesizeInvestigation, mock.Anything, SynthesisInput{
 		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"infrastructure", "metrics"},
 		Facts: []string{memory.Key},
-	}).Return(activities.SynthesisSummary{Category: "memory_exhaustion", Confidence: 0.8}, nil).Once()
-	var finished activities.FinishInput
-	env.OnActivity(activities.NameFinishInvestigation, mock.Anything, mock.AnythingOfType("activities.FinishInput")).
-		Run(func(args mock.Arguments) { finished = args.Get(1).(activities.FinishInput) }).
-		Return(activities.FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
+	}).Return(SynthesisSummary{Category: "memory_exhaustion", Confidence: 0.8}, nil).Once()
+	var finished FinishInput
+	env.OnActivity(NameFinishInvestigation, mock.Anything, mock.AnythingOfType("FinishInput")).
+		Run(func(args mock.Arguments) { finished = args.Get(1).(FinishInput) }).
+		Return(FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
 
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: InvestigationWorkflowID(incID, 1)})
 	env.ExecuteWorkflow(InvestigationWorkflowName, passInput("metrics", "infrastructure"))
@@ -77,16 +76,16 @@ func TestInvestigationGathersFromDataSources(t *testing.T) {
 // A tenant without data sources gets the pass it always had.
 func TestInvestigationWithoutDataSources(t *testing.T) {
 	env := newEnv(t)
-	env.OnActivity(activities.NamePlanGathering, mock.Anything, mock.AnythingOfType("activities.GatherPlanInput")).
-		Return(activities.GatherPlan{}, nil).Once()
+	env.OnActivity(NamePlanGathering, mock.Anything, mock.AnythingOfType("GatherPlanInput")).
+		Return(GatherPlan{}, nil).Once()
 	agentOK(env, "logs", 0, "no findings").Once()
-	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, activities.SynthesisInput{
+	env.OnActivity(NameSynthesizeInvestigation, mock.Anything, SynthesisInput{
 		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"logs"},
-	}).Return(activities.SynthesisSummary{Category: "unknown", Confidence: 0.15}, nil).Once()
-	env.OnActivity(activities.NameFinishInvestigation, mock.Anything, finishIn(models.InvestigationCompleted,
+	}).Return(SynthesisSummary{Category: "unknown", Confidence: 0.15}, nil).Once()
+	env.OnActivity(NameFinishInvestigation, mock.Anything, finishIn(models.InvestigationCompleted,
 		[]models.Coverage{{AgentRole: "logs", Status: "completed", Reason: "0 findings; no findings"}}, "",
 		"Investigation pass 1 completed: unknown (confidence 0.15), 1 of 1 agents reported", t0)).
-		Return(activities.FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
+		Return(FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: InvestigationWorkflowID(incID, 1)})
 	env.ExecuteWorkflow(InvestigationWorkflowName, passInput("logs"))
 	require.NoError(t, env.GetWorkflowError())

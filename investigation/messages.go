@@ -1,4 +1,4 @@
-package workflows
+package investigation
 
 import (
 	"time"
@@ -78,10 +78,11 @@ const (
 )
 
 // Types of the application errors the startInvestigation update fails with; the
-// service maps each to its API error.
+// service maps each to its API error. ErrTypeQuotaExceeded is also the type of
+// the BeginInvestigation activity's refusal, so the update passes it on as is.
 const (
 	ErrTypeInvestigationInProgress = "InvestigationInProgress"
-	ErrTypeQuotaExceeded           = "InvestigationQuotaExceeded"
+	ErrTypeQuotaExceeded           = "QuotaExceeded"
 	ErrTypeIncidentResolved        = "IncidentResolved"
 )
 

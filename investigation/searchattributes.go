@@ -1,4 +1,4 @@
-package workflows
+package investigation
 
 import (
 	enumspb "go.temporal.io/api/enums/v1"

@@ -2,7 +2,7 @@
 // writes, and later LLM calls, step executors and event deliveries. Activities are
 // methods on one struct that holds their dependencies, and each is idempotent: a
 // retry after a crash converges on the same state.
-package activities
+package investigation
 
 import (
 	"context"
@@ -24,7 +24,10 @@ const (
 
 // Activities holds the dependencies every activity uses.
 type Activities struct {
+	// Store reads incidents and passes and writes the timeline (the kernel).
 	Store *models.Store
+	// Passes writes the pipeline's own rows: passes, agent runs, answers.
+	Passes *Store
 	// LLM runs the specialist agents when an LLM is configured; nil means the
 	// offline analyzer answers instead.
 	LLM *llm.Client

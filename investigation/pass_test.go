@@ -1,4 +1,4 @@
-package workflows
+package investigation
 
 import (
 	"errors"
@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
 )
@@ -28,39 +27,39 @@ func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartTime(t0)
-	Register(env, &activities.Activities{})
+	Register(env, &Activities{})
 	remediation.Register(env, &remediation.Activities{})
 	// Completed passes look for runbooks; these tests have none.
 	env.OnActivity(remediation.NameProposeRemediations, mock.Anything, mock.AnythingOfType("remediation.ProposeInput")).
 		Return(remediation.ProposeOutput{}, nil).Maybe()
 	// Passes read the tenant's recorded changes; these tests record none.
-	env.OnActivity(activities.NameReadChanges, mock.Anything, mock.AnythingOfType("activities.ChangesInput")).
-		Return(activities.ChangesOutput{}, nil).Maybe()
+	env.OnActivity(NameReadChanges, mock.Anything, mock.AnythingOfType("ChangesInput")).
+		Return(ChangesOutput{}, nil).Maybe()
 	t.Cleanup(func() { env.AssertExpectations(t) })
 	return env
 }
 
-func agentIn(role string) activities.AgentInput {
-	return activities.AgentInput{TenantID: tenant, IncidentID: incID, InvestigationID: invID, AgentRole: role}
+func agentIn(role string) AgentInput {
+	return AgentInput{TenantID: tenant, IncidentID: incID, InvestigationID: invID, AgentRole: role}
 }
 
 // onAgent answers an agent offered no tools: its one step is its report, or
 // the error.
-func onAgent(env *testsuite.TestWorkflowEnvironment, in activities.AgentInput, s activities.AgentSummary, err error) *testsuite.MockCallWrapper {
-	out := activities.AgentStepOutput{Done: err == nil, Summary: s}
-	return env.OnActivity(activities.NameRunAgentStep, mock.Anything, activities.AgentStepInput{Agent: in}).Return(out, err)
+func onAgent(env *testsuite.TestWorkflowEnvironment, in AgentInput, s AgentSummary, err error) *testsuite.MockCallWrapper {
+	out := AgentStepOutput{Done: err == nil, Summary: s}
+	return env.OnActivity(NameRunAgentStep, mock.Anything, AgentStepInput{Agent: in}).Return(out, err)
 }
 
 func agentOK(env *testsuite.TestWorkflowEnvironment, role string, findings int, summary string) *testsuite.MockCallWrapper {
-	return onAgent(env, agentIn(role), activities.AgentSummary{AgentRole: role, Findings: findings, Model: activities.OfflineModel, Summary: summary}, nil)
+	return onAgent(env, agentIn(role), AgentSummary{AgentRole: role, Findings: findings, Model: OfflineModel, Summary: summary}, nil)
 }
 
 func passInput(agents ...string) InvestigationInput {
 	return InvestigationInput{TenantID: tenant, IncidentID: incID, InvestigationID: invID, Pass: 1, Agents: agents}
 }
 
-func finishIn(status string, cov []models.Coverage, reason, msg string, at time.Time) activities.FinishInput {
-	return activities.FinishInput{
+func finishIn(status string, cov []models.Coverage, reason, msg string, at time.Time) FinishInput {
+	return FinishInput{
 		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Status: status, Coverage: cov,
 		Reason: reason, Message: msg, At: at, DedupKey: "investigation/" + incID + "/1/finished",
 	}
@@ -71,8 +70,8 @@ func TestInvestigationAllAgentsSucceed(t *testing.T) {
 	agentOK(env, "database", 2, "pool exhausted").Once()
 	agentOK(env, "logs", 1, "connection timeouts").Once()
 	agentOK(env, "metrics", 0, "no findings").Once()
-	syn := activities.SynthesisSummary{Category: "db_connection_exhaustion", Confidence: 0.82, Evidence: 2}
-	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, activities.SynthesisInput{
+	syn := SynthesisSummary{Category: "db_connection_exhaustion", Confidence: 0.82, Evidence: 2}
+	env.OnActivity(NameSynthesizeInvestigation, mock.Anything, SynthesisInput{
 		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"database", "logs", "metrics"},
 	}).Return(syn, nil).Once()
 	cov := []models.Coverage{
@@ -80,9 +79,9 @@ func TestInvestigationAllAgentsSucceed(t *testing.T) {
 		{AgentRole: "logs", Status: "completed", Reason: "1 findings; connection timeouts"},
 		{AgentRole: "metrics", Status: "completed", Reason: "0 findings; no findings"},
 	}
-	env.OnActivity(activities.NameFinishInvestigation, mock.Anything, finishIn(models.InvestigationCompleted, cov, "",
+	env.OnActivity(NameFinishInvestigation, mock.Anything, finishIn(models.InvestigationCompleted, cov, "",
 		"Investigation pass 1 completed: db_connection_exhaustion (confidence 0.82), 3 of 3 agents reported", t0)).
-		Return(activities.FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
+		Return(FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
 
 	// Unsorted and duplicated on purpose: the fan-out ranges a sorted, unique slice.
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: InvestigationWorkflowID(incID, 1)})
@@ -101,18 +100,18 @@ func TestInvestigationOneAgentFails(t *testing.T) {
 	env := newEnv(t)
 	agentOK(env, "logs", 1, "connection timeouts").Once()
 	agentOK(env, "metrics", 1, "p95 up").Once()
-	onAgent(env, agentIn("database"), activities.AgentSummary{}, temporal.NewNonRetryableApplicationError("llm: model refused to answer", activities.ErrTypeLLMRefused, nil)).Once()
-	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, activities.SynthesisInput{
+	onAgent(env, agentIn("database"), AgentSummary{}, temporal.NewNonRetryableApplicationError("llm: model refused to answer", ErrTypeLLMRefused, nil)).Once()
+	env.OnActivity(NameSynthesizeInvestigation, mock.Anything, SynthesisInput{
 		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"logs", "metrics"},
-	}).Return(activities.SynthesisSummary{Category: "unknown", Confidence: 0.2}, nil).Once()
+	}).Return(SynthesisSummary{Category: "unknown", Confidence: 0.2}, nil).Once()
 	cov := []models.Coverage{
 		{AgentRole: "database", Status: "failed", Reason: "llm: model refused to answer (LLMRefused)"},
 		{AgentRole: "logs", Status: "completed", Reason: "1 findings; connection timeouts"},
 		{AgentRole: "metrics", Status: "completed", Reason: "1 findings; p95 up"},
 	}
-	env.OnActivity(activities.NameFinishInvestigation, mock.Anything, finishIn(models.InvestigationCompleted, cov, "",
+	env.OnActivity(NameFinishInvestigation, mock.Anything, finishIn(models.InvestigationCompleted, cov, "",
 		"Investigation pass 1 completed: unknown (confidence 0.20), 2 of 3 agents reported", t0)).
-		Return(activities.FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
+		Return(FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
 
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: InvestigationWorkflowID(incID, 1)})
 	env.ExecuteWorkflow(InvestigationWorkflowName, passInput("database", "logs", "metrics"))
@@ -128,16 +127,16 @@ func TestInvestigationAgentTimesOut(t *testing.T) {
 	agentOK(env, "logs", 1, "connection timeouts").Once()
 	// metrics answers long after the deadline; time skipping gets there at once.
 	agentOK(env, "metrics", 1, "too late").After(time.Hour).Maybe()
-	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, activities.SynthesisInput{
+	env.OnActivity(NameSynthesizeInvestigation, mock.Anything, SynthesisInput{
 		TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"logs"},
-	}).Return(activities.SynthesisSummary{Category: "upstream_dependency", Confidence: 0.5}, nil).Once()
+	}).Return(SynthesisSummary{Category: "upstream_dependency", Confidence: 0.5}, nil).Once()
 	cov := []models.Coverage{
 		{AgentRole: "logs", Status: "completed", Reason: "1 findings; connection timeouts"},
 		{AgentRole: "metrics", Status: "timed_out", Reason: "no report within 5m0s"},
 	}
-	env.OnActivity(activities.NameFinishInvestigation, mock.Anything, finishIn(models.InvestigationCompleted, cov, "",
+	env.OnActivity(NameFinishInvestigation, mock.Anything, finishIn(models.InvestigationCompleted, cov, "",
 		"Investigation pass 1 completed: upstream_dependency (confidence 0.50), 1 of 2 agents reported", t0.Add(DefaultAgentTimeout))).
-		Return(activities.FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
+		Return(FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
 
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: InvestigationWorkflowID(incID, 1)})
 	env.ExecuteWorkflow(InvestigationWorkflowName, passInput("logs", "metrics"))
@@ -150,7 +149,7 @@ func TestInvestigationAgentTimesOut(t *testing.T) {
 func TestInvestigationAllAgentsFail(t *testing.T) {
 	env := newEnv(t)
 	for _, role := range []string{"logs", "metrics"} {
-		onAgent(env, agentIn(role), activities.AgentSummary{}, temporal.NewNonRetryableApplicationError("llm: endpoint returned HTTP 401", activities.ErrTypeLLMRejected, nil)).Once()
+		onAgent(env, agentIn(role), AgentSummary{}, temporal.NewNonRetryableApplicationError("llm: endpoint returned HTTP 401", ErrTypeLLMRejected, nil)).Once()
 	}
 	cov := []models.Coverage{
 		{AgentRole: "logs", Status: "failed", Reason: "llm: endpoint returned HTTP 401 (LLMRequestRejected)"},
@@ -158,9 +157,9 @@ func TestInvestigationAllAgentsFail(t *testing.T) {
 	}
 	reason := "no agent produced a report: logs failed: llm: endpoint returned HTTP 401 (LLMRequestRejected); " +
 		"metrics failed: llm: endpoint returned HTTP 401 (LLMRequestRejected)"
-	env.OnActivity(activities.NameFinishInvestigation, mock.Anything, finishIn(models.InvestigationFailed, cov, reason,
+	env.OnActivity(NameFinishInvestigation, mock.Anything, finishIn(models.InvestigationFailed, cov, reason,
 		"Investigation pass 1 failed: "+reason, t0)).
-		Return(activities.FinishOutput{IncidentStatus: models.StatusOpen}, nil).Once()
+		Return(FinishOutput{IncidentStatus: models.StatusOpen}, nil).Once()
 
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: InvestigationWorkflowID(incID, 1)})
 	env.ExecuteWorkflow(InvestigationWorkflowName, passInput("logs", "metrics"))
@@ -173,7 +172,7 @@ func TestInvestigationAllAgentsFail(t *testing.T) {
 }
 
 func TestFailureReasonUnwrapsToTheActivityError(t *testing.T) {
-	err := temporal.NewNonRetryableApplicationError("llm: model refused to answer", activities.ErrTypeLLMRefused, errors.New("inner"))
+	err := temporal.NewNonRetryableApplicationError("llm: model refused to answer", ErrTypeLLMRefused, errors.New("inner"))
 	require.Equal(t, "llm: model refused to answer (LLMRefused)", failureReason(err))
 	require.Equal(t, "agent failed", failureReason(errors.New("boom")))
 }
@@ -186,13 +185,13 @@ func TestInvestigationRetriesLocalWrites(t *testing.T) {
 	// ScheduleToClose, checked against the wall clock: t0 lies in the past.
 	env.SetStartTime(time.Now())
 	agentOK(env, "logs", 1, "connection timeouts").Once()
-	syn := activities.SynthesisSummary{Category: "db_connection_exhaustion", Confidence: 0.5, Evidence: 1}
-	synIn := activities.SynthesisInput{TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"logs"}}
-	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, synIn).
-		Return(activities.SynthesisSummary{}, errors.New("connection refused")).Once()
-	env.OnActivity(activities.NameSynthesizeInvestigation, mock.Anything, synIn).Return(syn, nil).Once()
-	env.OnActivity(activities.NameFinishInvestigation, mock.Anything, mock.AnythingOfType("activities.FinishInput")).
-		Return(activities.FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
+	syn := SynthesisSummary{Category: "db_connection_exhaustion", Confidence: 0.5, Evidence: 1}
+	synIn := SynthesisInput{TenantID: tenant, IncidentID: incID, InvestigationID: invID, Completed: []string{"logs"}}
+	env.OnActivity(NameSynthesizeInvestigation, mock.Anything, synIn).
+		Return(SynthesisSummary{}, errors.New("connection refused")).Once()
+	env.OnActivity(NameSynthesizeInvestigation, mock.Anything, synIn).Return(syn, nil).Once()
+	env.OnActivity(NameFinishInvestigation, mock.Anything, mock.AnythingOfType("FinishInput")).
+		Return(FinishOutput{IncidentStatus: models.StatusInvestigated}, nil).Once()
 
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: InvestigationWorkflowID(incID, 1)})
 	env.ExecuteWorkflow(InvestigationWorkflowName, passInput("logs"))

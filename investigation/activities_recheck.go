@@ -1,12 +1,12 @@
-package activities
+package investigation
 
 import (
 	"context"
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/clip"
 	"github.com/causeway/causeway/datasources"
-	"github.com/causeway/causeway/internal/clip"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/temporalx"

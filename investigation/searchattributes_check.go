@@ -1,4 +1,4 @@
-package service
+package investigation
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
-
-	"github.com/causeway/causeway/workflows"
 )
 
 // searchAttrRecheck is how long a negative answer stands: an operator who
@@ -19,7 +17,7 @@ import (
 const searchAttrRecheck = time.Minute
 
 // searchAttributes answers whether the namespace has every custom search
-// attribute the workflows upsert (workflows.SearchAttributeTypes). A workflow
+// attribute the workflows upsert (SearchAttributeTypes). A workflow
 // told yes that then meets a cluster without them would fail every workflow
 // task, so an unanswered check counts as no. A yes is kept for the life of the
 // process; a no is asked again after searchAttrRecheck.
@@ -54,7 +52,7 @@ func (s *searchAttributes) available(ctx context.Context) bool {
 		return false
 	}
 	var missing []string
-	for name, typ := range workflows.SearchAttributeTypes() {
+	for name, typ := range SearchAttributeTypes() {
 		if got, ok := resp.GetCustomAttributes()[name]; !ok || got != typ {
 			missing = append(missing, name)
 		}

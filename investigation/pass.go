@@ -1,4 +1,4 @@
-package workflows
+package investigation
 
 import (
 	"errors"
@@ -11,9 +11,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/causeway/causeway/activities"
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clip"
+	"github.com/causeway/causeway/clip"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
 	"github.com/causeway/causeway/temporalx"
@@ -47,7 +46,7 @@ type investigation struct {
 // agentResult is what became of one dispatched agent.
 type agentResult struct {
 	done    bool
-	summary activities.AgentSummary
+	summary AgentSummary
 	err     error
 }
 
@@ -82,12 +81,12 @@ func (w *investigation) run(ctx workflow.Context) (InvestigationOutcome, error) 
 			reason = "no agents were selected"
 		}
 		return w.finish(ctx, models.InvestigationFailed, coverage, reason,
-			fmt.Sprintf("Investigation pass %d failed: %s", w.in.Pass, reason), activities.SynthesisSummary{})
+			fmt.Sprintf("Investigation pass %d failed: %s", w.in.Pass, reason), SynthesisSummary{})
 	}
 
 	// Combine the finished reports under the shared evidence rules.
-	var syn activities.SynthesisSummary
-	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameSynthesizeInvestigation, activities.SynthesisInput{
+	var syn SynthesisSummary
+	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), NameSynthesizeInvestigation, SynthesisInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID, Completed: completed,
 		Facts: w.factKeys(), Changes: w.changes,
 	}).Get(ctx, &syn)
@@ -158,7 +157,7 @@ func (w *investigation) fanOut(ctx workflow.Context) {
 			WorkflowExecutionTimeout: w.in.AgentTimeout + time.Minute,
 			StaticSummary:            "agent " + role,
 		}
-		futures[i] = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(agentsCtx, opts), AgentWorkflowName, activities.AgentInput{
+		futures[i] = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(agentsCtx, opts), AgentWorkflowName, AgentInput{
 			TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID, AgentRole: role,
 			Facts: w.gathered.facts[i], Changes: w.changesFor(role),
 		})
@@ -213,9 +212,9 @@ func (w *investigation) coverage() ([]models.Coverage, []string) {
 
 // finish records the end of the pass, its event and the incident's new status in
 // one local activity, and reports the outcome to the incident workflow.
-func (w *investigation) finish(ctx workflow.Context, status string, cov []models.Coverage, reason, msg string, syn activities.SynthesisSummary) (InvestigationOutcome, error) {
-	var out activities.FinishOutput
-	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), activities.NameFinishInvestigation, activities.FinishInput{
+func (w *investigation) finish(ctx workflow.Context, status string, cov []models.Coverage, reason, msg string, syn SynthesisSummary) (InvestigationOutcome, error) {
+	var out FinishOutput
+	err := workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), NameFinishInvestigation, FinishInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: w.in.InvestigationID,
 		Status: status, Coverage: cov, Reason: reason, Message: msg,
 		At: workflow.Now(ctx), DedupKey: temporalx.TimelineKey(w.id, "finished"),
