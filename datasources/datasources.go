@@ -15,6 +15,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/causeway/causeway/config"
 	"net"
 	"net/http"
 	"net/netip"
@@ -145,11 +146,13 @@ type Options struct {
 	MaxSeries int
 }
 
-// Defaults of Options.
+// defaults holds the documented defaults of the data-source settings
+// (config/settings.go), for an Options built in code that leaves one unset.
+var defaults = config.Defaults(config.ModeProduction)
+
+// Bounds of Options that are not settings.
 const (
-	DefaultQueryTimeout = 10 * time.Second
-	DefaultResultCap    = 4 << 10
-	DefaultMaxSeries    = 50
+	DefaultMaxSeries = 50
 	// maxResponseBytes bounds a raw HTTP answer before it is reduced to
 	// readings: a range query over many series is large, the readings are not.
 	maxResponseBytes = 8 << 20
@@ -167,10 +170,10 @@ type Connector struct {
 // NewConnector returns a Connector with o's policy and limits.
 func NewConnector(o Options) *Connector {
 	if o.QueryTimeout <= 0 {
-		o.QueryTimeout = DefaultQueryTimeout
+		o.QueryTimeout = defaults.DataSourceQueryTimeout
 	}
 	if o.ResultCap <= 0 {
-		o.ResultCap = DefaultResultCap
+		o.ResultCap = defaults.DataSourceResultCap
 	}
 	if o.MaxSeries <= 0 {
 		o.MaxSeries = DefaultMaxSeries

@@ -43,8 +43,6 @@ type Scope struct {
 
 // Scope limits.
 const (
-	// DefaultLookback is how far before the onset the window starts.
-	DefaultLookback = 30 * time.Minute
 	// maxWindow bounds the window of an incident whose onset is long past
 	// (a re-investigation days later): the latest day is what matters.
 	maxWindow = 24 * time.Hour
@@ -88,7 +86,7 @@ var onsetKeys = []string{"startsAt", "StateChangeTime", "firedDateTime", "starte
 // before the onset (the alert's start, else the incident's creation) to now.
 func ScopeOf(a Alert, now time.Time, lookback time.Duration) Scope {
 	if lookback <= 0 {
-		lookback = DefaultLookback
+		lookback = defaults.DataSourceLookback
 	}
 	sc := Scope{Service: strings.TrimSpace(a.Service), Labels: map[string]string{}}
 	add := func(k, v string) {

@@ -8,6 +8,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/causeway/causeway/config"
+
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/llm"
@@ -21,6 +23,10 @@ const (
 	NameSetIncidentStatus = "SetIncidentStatus"
 	NameAddTimeline       = "AddTimeline"
 )
+
+// defaults holds the documented defaults of the settings the pipeline reads
+// (config/settings.go), for activities and presets built in code without them.
+var defaults = config.Defaults(config.ModeProduction)
 
 // Activities holds the dependencies every activity uses.
 type Activities struct {

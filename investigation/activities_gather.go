@@ -63,25 +63,35 @@ func (a *Activities) PlanGathering(ctx context.Context, in GatherPlanInput) (Gat
 	if a.DataSources == nil {
 		return GatherPlan{}, nil
 	}
-	rows, err := a.Store.ListDataSources(ctx, in.TenantID)
-	if err != nil || len(rows) == 0 {
+	_, srcs, err := a.tenantSources(ctx, in.TenantID)
+	if err != nil || len(srcs) == 0 {
 		return GatherPlan{}, err
 	}
 	inc, err := a.Store.GetIncident(ctx, in.TenantID, in.IncidentID)
 	if err != nil {
 		return GatherPlan{}, temporalx.Classify(err)
 	}
-	srcs := make([]datasources.Source, len(rows))
-	for i, r := range rows {
-		srcs[i] = datasources.Source{ID: r.ID, Name: r.Name, Type: r.Type, URL: r.URL, Settings: r.Settings}
-	}
 	sc := datasources.ScopeOf(alertOf(inc), in.At, a.Gathering.Lookback)
 	p := datasources.Plan(srcs, sc, in.Agents, a.Gathering.MaxQueries)
 	budget := a.Gathering.Budget
 	if budget <= 0 {
-		budget = 30 * time.Second
+		budget = defaults.DataSourcePassBudget
 	}
 	return GatherPlan{Queries: p.Queries, Notes: p.Notes, QueryTimeout: a.DataSources.Options().QueryTimeout, Budget: budget}, nil
+}
+
+// tenantSources are the tenant's stored data sources and the same as the
+// clients and plans see them.
+func (a *Activities) tenantSources(ctx context.Context, tenantID string) ([]models.DataSource, []datasources.Source, error) {
+	rows, err := a.Store.ListDataSources(ctx, tenantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	srcs := make([]datasources.Source, len(rows))
+	for i, r := range rows {
+		srcs[i] = datasources.Source{ID: r.ID, Name: r.Name, Type: r.Type, URL: r.URL, Settings: r.Settings}
+	}
+	return rows, srcs, nil
 }
 
 // alertOf is what the scope of the incident's queries is drawn from.
@@ -173,7 +183,7 @@ func (a *Activities) RunDataSourceQuery(ctx context.Context, in QueryInput) (Que
 
 func (a *Activities) resultCap() int {
 	if a.DataSources == nil {
-		return datasources.DefaultResultCap
+		return defaults.DataSourceResultCap
 	}
 	return a.DataSources.Options().ResultCap
 }

@@ -39,22 +39,19 @@ func (a *Activities) Recheck(ctx context.Context, tenantID, investigationID stri
 	if len(cited) == 0 || a.DataSources == nil {
 		return out, nil
 	}
-	rows, err := a.Store.ListDataSources(ctx, tenantID)
+	rows, srcs, err := a.tenantSources(ctx, tenantID)
 	if err != nil {
 		return remediation.Recheck{}, err
 	}
-	srcs := make([]datasources.Source, len(rows))
 	byID := map[string]*models.DataSource{}
 	for i := range rows {
-		r := &rows[i]
-		srcs[i] = datasources.Source{ID: r.ID, Name: r.Name, Type: r.Type, URL: r.URL, Settings: r.Settings}
-		byID[r.ID] = r
+		byID[rows[i].ID] = &rows[i]
 	}
 	// The queries share the pass's gathering budget: a source that is down
 	// costs the verification an answer, never its end.
 	budget := a.Gathering.Budget
 	if budget <= 0 {
-		budget = 30 * time.Second
+		budget = defaults.DataSourcePassBudget
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()

@@ -2,15 +2,11 @@ package investigation
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
-
-	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/clip"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/llm"
@@ -158,15 +154,13 @@ func (a *Activities) RunAgentStep(ctx context.Context, in AgentStepInput) (Agent
 // agentTools lists the tenant's data sources and the tools the agent's role
 // may use on them; no tools means the agent runs without.
 func (a *Activities) agentTools(ctx context.Context, ag AgentInput) ([]datasources.Source, []datasources.Tool, error) {
-	rows, err := a.Store.ListDataSources(ctx, ag.TenantID)
+	_, srcs, err := a.tenantSources(ctx, ag.TenantID)
 	if err != nil {
 		return nil, nil, err
 	}
-	srcs := make([]datasources.Source, len(rows))
-	var types []string
-	for i, r := range rows {
-		srcs[i] = datasources.Source{ID: r.ID, Name: r.Name, Type: r.Type, URL: r.URL, Settings: r.Settings}
-		types = append(types, r.Type)
+	types := make([]string, len(srcs))
+	for i, s := range srcs {
+		types[i] = s.Type
 	}
 	return srcs, datasources.ToolsFor(ag.AgentRole, types), nil
 }
@@ -197,19 +191,6 @@ func resolveCalls(calls []llm.ToolCall, tools []datasources.Tool, srcs []datasou
 func (a *Activities) plainStep(ctx context.Context, in AgentInput) (AgentStepOutput, error) {
 	s, err := a.RunAgent(ctx, in)
 	return AgentStepOutput{Done: true, Summary: s}, err
-}
-
-// saveReport stores an agent's final report as its completed run.
-func (a *Activities) saveReport(ctx context.Context, in AgentInput, run *models.AgentRun, rep analyzer.AgentReport) (AgentSummary, error) {
-	body, err := json.Marshal(rep)
-	if err != nil {
-		return AgentSummary{}, temporal.NewNonRetryableApplicationError("encode agent report", ErrTypeLLMMalformed, err)
-	}
-	run.Status, run.Report = models.CoverageCompleted, string(body)
-	if err := a.Passes.SaveAgentRun(ctx, run); err != nil {
-		return AgentSummary{}, storeUnavailable(ctx, in, err)
-	}
-	return summarize(run)
 }
 
 // llmTurns rebuilds the conversation's tool turns: each reply is the

@@ -22,7 +22,7 @@ func (w *investigation) readChanges(ctx workflow.Context) {
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, At: workflow.Now(ctx),
 	}).Get(ctx, &out)
 	if err != nil {
-		workflow.GetLogger(ctx).Error("could not read recorded changes", "tenant_id", w.in.TenantID, "investigation_id", w.in.InvestigationID, "error", err)
+		w.log.Error("could not read recorded changes", "error", err)
 		return
 	}
 	w.changes = out.Changes

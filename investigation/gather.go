@@ -44,7 +44,7 @@ func (w *investigation) gather(ctx workflow.Context) {
 		Agents: w.roles, At: workflow.Now(ctx),
 	}).Get(ctx, &plan)
 	if err != nil {
-		workflow.GetLogger(ctx).Error("could not plan data-source queries", "tenant_id", w.in.TenantID, "investigation_id", w.in.InvestigationID, "error", err)
+		w.log.Error("could not plan data-source queries", "error", err)
 		w.noteAll("data sources not queried: " + failureReason(err))
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -32,6 +33,7 @@ func IncidentWorkflow(ctx workflow.Context, in IncidentInput) (IncidentState, er
 	w := &incident{
 		in:     in,
 		id:     workflow.GetInfo(ctx).WorkflowExecution.ID,
+		log:    log.With(workflow.GetLogger(ctx), "tenant_id", in.TenantID, "incident_id", in.IncidentID),
 		pass:   in.Pass,
 		agents: in.Agents,
 		state: IncidentState{
@@ -55,6 +57,7 @@ func (in IncidentInput) initialStatus() string {
 type incident struct {
 	in        IncidentInput
 	id        string
+	log       log.Logger // bound to the tenant and the incident
 	state     IncidentState
 	resolving bool
 	running   bool     // a pass (or triage deciding on one) is in progress
@@ -261,7 +264,7 @@ func (w *incident) awaitPass(ctx workflow.Context, child workflow.ChildWorkflowF
 			At:      workflow.Now(ctx), DedupKey: temporalx.TimelineKey(w.id, fmt.Sprintf("investigation/%d/failed", pass)),
 		}).Get(ctx, &fin)
 		if ferr != nil {
-			workflow.GetLogger(ctx).Error("could not record the failed pass", "tenant_id", w.in.TenantID, "investigation_id", invID, "error", ferr)
+			w.log.Error("could not record the failed pass", "investigation_id", invID, "error", ferr)
 			return
 		}
 		out.IncidentStatus = fin.IncidentStatus
@@ -328,7 +331,7 @@ func (w *incident) publish(ctx workflow.Context) {
 		return
 	}
 	if err := workflow.UpsertTypedSearchAttributes(ctx, updates...); err != nil {
-		workflow.GetLogger(ctx).Error("could not upsert search attributes", "tenant_id", w.in.TenantID, "incident_id", w.in.IncidentID, "error", err)
+		w.log.Error("could not upsert search attributes", "error", err)
 		return
 	}
 	w.published = publishedAttrs{done: true, status: w.state.Status, severity: w.state.Severity}

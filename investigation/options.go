@@ -52,7 +52,7 @@ func withLLMOptions(ctx workflow.Context) workflow.Context {
 // pass's budget; refusals do not retry at all.
 func withQueryOptions(ctx workflow.Context, timeout, budget time.Duration) workflow.Context {
 	if timeout <= 0 {
-		timeout = 10 * time.Second
+		timeout = defaults.DataSourceQueryTimeout
 	}
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    timeout + 5*time.Second,

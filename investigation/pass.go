@@ -8,6 +8,7 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -28,7 +29,8 @@ import (
 // activities (withLocalStoreOptions), so the answer follows the last agent
 // within one workflow task.
 func InvestigationWorkflow(ctx workflow.Context, in InvestigationInput) (InvestigationOutcome, error) {
-	w := &investigation{in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID}
+	w := &investigation{in: in, id: workflow.GetInfo(ctx).WorkflowExecution.ID,
+		log: log.With(workflow.GetLogger(ctx), "tenant_id", in.TenantID, "incident_id", in.IncidentID, "investigation_id", in.InvestigationID)}
 	w.setup()
 	return w.run(ctx)
 }
@@ -36,6 +38,7 @@ func InvestigationWorkflow(ctx workflow.Context, in InvestigationInput) (Investi
 type investigation struct {
 	in       InvestigationInput
 	id       string
+	log      log.Logger // bound to the tenant, the incident and the pass
 	roles    []string
 	results  []agentResult
 	gathered gathering
@@ -120,7 +123,7 @@ func (w *investigation) propose(ctx workflow.Context, category string) {
 		Category: category, At: workflow.Now(ctx),
 	}).Get(ctx, &out)
 	if err != nil {
-		workflow.GetLogger(ctx).Error("could not propose remediations", "tenant_id", w.in.TenantID, "investigation_id", w.in.InvestigationID, "error", err)
+		w.log.Error("could not propose remediations", "error", err)
 		return
 	}
 	starts := make([]workflow.ChildWorkflowFuture, len(out.Remediations))
@@ -137,7 +140,7 @@ func (w *investigation) propose(ctx workflow.Context, category string) {
 	for i, f := range starts {
 		var started *temporal.ChildWorkflowExecutionAlreadyStartedError
 		if err := f.GetChildWorkflowExecution().Get(ctx, nil); err != nil && !errors.As(err, &started) {
-			workflow.GetLogger(ctx).Error("could not start remediation workflow", "tenant_id", w.in.TenantID, "remediation_id", out.Remediations[i].RemediationID, "error", err)
+			w.log.Error("could not start remediation workflow", "remediation_id", out.Remediations[i].RemediationID, "error", err)
 		}
 	}
 }
@@ -230,7 +233,7 @@ func (w *investigation) finish(ctx workflow.Context, status string, cov []models
 		}
 		if err := workflow.UpsertTypedSearchAttributes(ctx, keyword(SearchAttrTenant, w.in.TenantID),
 			keyword(SearchAttrService, w.in.Service), keyword(SearchAttrCategory, category)); err != nil {
-			workflow.GetLogger(ctx).Error("could not upsert search attributes", "tenant_id", w.in.TenantID, "investigation_id", w.in.InvestigationID, "error", err)
+			w.log.Error("could not upsert search attributes", "error", err)
 		}
 	}
 	return InvestigationOutcome{
