@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causeway/causeway/internal/clusterlab"
+	"github.com/causeway/causeway/clusterlab"
 )
 
 func esDoc(at time.Time, service, ns, level, msg string) clusterlab.Doc {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clusterlab"
+	"github.com/causeway/causeway/clusterlab"
 )
 
 // worldResults runs every Kubernetes query of a symptom-only alert on

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clusterlab"
+	"github.com/causeway/causeway/clusterlab"
 )
 
 // k8sSource connects to a fake API server (core/v1 and apps/v1 as of

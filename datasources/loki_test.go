@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clusterlab"
+	"github.com/causeway/causeway/clusterlab"
 )
 
 // checkoutStreams are Loki 3.x streams: checkout in shop failing since

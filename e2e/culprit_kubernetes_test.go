@@ -7,7 +7,7 @@ import (
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/auth"
-	"github.com/causeway/causeway/internal/clusterlab"
+	"github.com/causeway/causeway/clusterlab"
 )
 
 // TestClusterCulpritsThroughTheKubernetesSource: a storefront namespace

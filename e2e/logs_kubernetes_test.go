@@ -9,7 +9,7 @@ import (
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/auth"
-	"github.com/causeway/causeway/internal/clusterlab"
+	"github.com/causeway/causeway/clusterlab"
 	"github.com/causeway/causeway/investigation"
 )
 

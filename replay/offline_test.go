@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/clusterlab"
 	"github.com/causeway/causeway/datasources"
-	"github.com/causeway/causeway/internal/clusterlab"
 )
 
 // offlineAnswer runs one snapshot scenario's cluster through the pass's own

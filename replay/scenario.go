@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clusterlab"
+	"github.com/causeway/causeway/clusterlab"
 )
 
 // Scenario is a labelled scenario (analyzer.Scenario, the eval format) plus

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clusterlab"
+	"github.com/causeway/causeway/clusterlab"
 )
 
 // worldScenario is a scenario of the storefront with one fault, behind a

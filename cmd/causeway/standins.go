@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/clusterlab"
 	"github.com/causeway/causeway/datasources"
-	"github.com/causeway/causeway/internal/clusterlab"
 	"github.com/causeway/causeway/internal/promlab"
 	"github.com/causeway/causeway/replay"
 	"github.com/causeway/causeway/service"

@@ -22,7 +22,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/causeway/causeway/analyzer"
-	"github.com/causeway/causeway/internal/clusterlab"
+	"github.com/causeway/causeway/clusterlab"
 	"github.com/causeway/causeway/replay"
 )
 

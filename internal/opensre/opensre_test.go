@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/clusterlab"
 	"github.com/causeway/causeway/datasources"
-	"github.com/causeway/causeway/internal/clusterlab"
 	"github.com/causeway/causeway/replay"
 )
 
