@@ -26,9 +26,9 @@ const (
 	RoleNetwork        = "network"
 )
 
-// Roles lists every agent role in sorted order, so callers can dispatch and
-// report agents in a deterministic order.
-var Roles = []string{RoleDatabase, RoleDeployments, RoleInfrastructure, RoleLogs, RoleMetrics, RoleNetwork}
+// Roles lists every agent role in sorted order (the names of RoleTable), so
+// callers can dispatch and report agents in a deterministic order.
+var Roles = roleNames()
 
 // Root-cause categories (listed in docs/architecture.md). They are API values shared with the
 // LLM path and with runbook matching, so they must not be renamed.
@@ -93,14 +93,7 @@ func ValidCategory(c string) bool {
 
 // ValidRole reports whether r is one of Roles, so reports from an unknown agent
 // can be rejected instead of silently counted.
-func ValidRole(r string) bool {
-	for _, k := range Roles {
-		if k == r {
-			return true
-		}
-	}
-	return false
-}
+func ValidRole(r string) bool { return RoleOf(r) != nil }
 
 // Input is everything an agent may look at: the alert fields and the
 // supplemental context pasted by the on-call engineer.

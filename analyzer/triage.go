@@ -1,18 +1,8 @@
 package analyzer
 
 import (
-	"regexp"
-	"sort"
 	"strings"
 )
-
-// domainKeywords are the words that pull a specialist agent into triage.
-var domainKeywords = map[string]*regexp.Regexp{
-	RoleDatabase:       regexp.MustCompile(`(?i)\b(db|database|sql|postgres\w*|pg|mysql|mariadb|mongo\w*|query|queries|deadlock|lock|connections?|pool|redis|memcached|cache|dynamo\w*|cassandra|replica\w*)\b`),
-	RoleDeployments:    regexp.MustCompile(`(?i)\b(deploy\w*|release\w*|rollout|rolled|rollback|version|upgrade\w*|config\w*|flag|feature|canary|helm|argocd|change\w*)\b`),
-	RoleInfrastructure: regexp.MustCompile(`(?i)\b(pod|pods|node|nodes|k8s|kubernetes|container\w*|oom\w*|memory|cpu|disk|volume|restart\w*|crash\w*|host|instance|vm|autoscal\w*|hpa|evict\w*|heap|certificate|cert)\b`),
-	RoleNetwork:        regexp.MustCompile(`(?i)\b(dns|resolve\w*|lookup|network|timeout|timeouts|timed|tls|ssl|x509|certificate|cert|upstream|gateway|connect\w*|unreachable|packet|latency|429|throttl\w*|rate|quota|provider|dependency|api|5\d\d|partition|zone|az|route)\b`),
-}
 
 // SelectAgents is triage: which agents to dispatch for an alert. Rules:
 //   - a critical alert (after NormalizeSeverity) gets all six agents, because the
@@ -26,7 +16,8 @@ var domainKeywords = map[string]*regexp.Regexp{
 //     pasted config diff or database log, the specialist for it must run even if
 //     the alert's own words never named that domain.
 //
-// The result is a sorted, de-duplicated subset of Roles.
+// The roles and their words are RoleTable's. The result is a sorted,
+// de-duplicated subset of Roles.
 func SelectAgents(in Input) []string {
 	if NormalizeSeverity(in.Severity, "medium") == "critical" {
 		return append([]string(nil), Roles...)
@@ -40,17 +31,12 @@ func SelectAgents(in Input) []string {
 		b.WriteString(c + "\n")
 	}
 	text := strings.NewReplacer("_", " ", "-", " ").Replace(b.String())
-	set := map[string]bool{RoleLogs: true, RoleMetrics: true}
-	for role, re := range domainKeywords {
-		if re.MatchString(text) {
-			set[role] = true
+	var out []string
+	for _, r := range RoleTable {
+		if r.Always || r.Keywords.MatchString(text) {
+			out = append(out, r.Name)
 		}
 	}
-	out := make([]string, 0, len(set))
-	for r := range set {
-		out = append(out, r)
-	}
-	sort.Strings(out)
 	return out
 }
 

@@ -87,7 +87,8 @@ func (d *Dashboard) createIncident(c *gin.Context) {
 // watches lives in Live, which the page's script fetches again and again.
 type incidentView struct {
 	Live   *liveIncident
-	Agents []string
+	// Agents are the roles a person may pick for a pass, each with what it reads.
+	Agents []analyzer.RoleSpec
 	// Categories are the choices of a grade's actual category.
 	Categories []string
 	// Context keeps the add-context form's text when the request is refused.
@@ -144,7 +145,7 @@ func (d *Dashboard) showIncident(c *gin.Context, status int, prob *problem, cont
 		d.fail(c, err)
 		return
 	}
-	v := d.page(c, live.Incident.Title, "incidents", incidentView{Live: live, Agents: analyzer.Roles, Categories: analyzer.Categories, Context: context})
+	v := d.page(c, live.Incident.Title, "incidents", incidentView{Live: live, Agents: analyzer.RoleTable, Categories: analyzer.Categories, Context: context})
 	v.Problem = prob
 	d.render(c, status, "incident", v)
 }
