@@ -203,6 +203,20 @@ type change struct {
 // days before refutes it, and a revert that fixed (or did not fix) the symptoms
 // is the decisive test.
 func changeHits(c *corpus) []hit {
+	isChange, changes := proseChanges(c)
+	var out []hit
+	on, haveOnset := onset(c, isChange)
+	for _, kind := range []bool{false, true} {
+		out = append(out, changeKindHits(c, changes, isChange, on, haveOnset, kind)...)
+	}
+	out = append(out, revertHits(c, changes, on, haveOnset)...)
+	return out
+}
+
+// proseChanges are the deploys and configuration changes the input's lines
+// tell of (recorded changes are read from their own entries), and which
+// lines those are.
+func proseChanges(c *corpus) ([]bool, []change) {
 	isChange := make([]bool, len(c.lines))
 	var changes []change
 	for i := range c.lines {
@@ -238,69 +252,72 @@ func changeHits(c *corpus) []hit {
 		}
 		changes = append(changes, ch)
 	}
+	return isChange, changes
+}
+
+// changeKindHits weighs the changes of one kind (config: configuration and
+// flags, else deploys) by their time against the onset: shortly before
+// supports, after or days before refutes, untimed hints.
+func changeKindHits(c *corpus, changes []change, isChange []bool, on stamp, haveOnset, kind bool) []hit {
 	var out []hit
-	on, haveOnset := onset(c, isChange)
-	for _, kind := range []bool{false, true} {
-		cat, what := CategoryBadDeployment, "a deploy"
-		if kind {
-			cat, what = CategoryConfigChange, "a configuration or feature-flag change"
+	cat, what := CategoryBadDeployment, "a deploy"
+	if kind {
+		cat, what = CategoryConfigChange, "a configuration or feature-flag change"
+	}
+	var before, after, old, untimed []change
+	for _, ch := range changes {
+		if ch.config != kind {
+			continue
 		}
-		var before, after, old, untimed []change
-		for _, ch := range changes {
-			if ch.config != kind {
-				continue
-			}
-			if !ch.timed || !haveOnset {
-				untimed = append(untimed, ch)
-				continue
-			}
-			d, ok := minutesBetween(ch.at, on)
-			switch {
-			case !ok:
-				untimed = append(untimed, ch)
-			case d >= -1 && d <= 120:
-				before = append(before, ch)
-			case d < -1:
-				after = append(after, ch)
-			case d > 24*60:
-				old = append(old, ch)
-			}
+		if !ch.timed || !haveOnset {
+			untimed = append(untimed, ch)
+			continue
 		}
-		cite := func(ch change) string { l := &c.lines[ch.li]; return l.cite(0, len(l.text)) }
+		d, ok := minutesBetween(ch.at, on)
 		switch {
-		case len(before) > 0:
-			best, bd := before[0], 1<<30
-			for _, ch := range before {
-				d, _ := minutesBetween(ch.at, on)
-				if d < bd {
-					best, bd = ch, d
-				}
-			}
-			str := 0.6
-			if bd > 30 {
-				str = 0.4
-			}
-			if s := strings.ToLower(c.in.Service); s != "" && !kind && !strings.Contains(c.lines[best.li].lower, s) && !strings.Contains(strings.ToLower(c.in.Title+c.in.Description), "deploy") {
-				str -= 0.15
-			}
-			out = append(out, hit{cat: cat, stance: StanceSupports, str: str, what: what + " shortly before the symptoms began", roles: rDeploy, citation: cite(best)})
-			if li, ok := firstGatheredError(c, isChange, on); ok {
-				// The logs a query returned date the first error: quoting it
-				// cites the query that shows when the symptoms began. The
-				// logs agent, which read those lines, makes the same
-				// judgement on its own reading of them.
-				out = append(out, hit{cat: cat, stance: StanceSupports, str: str - 0.05, roles: rDepLog,
-					what: fmt.Sprintf("the first error in the logs %d minute(s) after %s", bd, what), citation: cite(change{li: li})})
-			}
-		case len(after) > 0:
-			out = append(out, hit{cat: cat, stance: StanceRefutes, str: 0.55, what: what + " as trigger (the change came after the symptoms began)", roles: rDeploy, citation: cite(after[0])})
-		case len(old) > 0:
-			out = append(out, hit{cat: cat, stance: StanceRefutes, str: 0.4, what: what + " as trigger (the last change was days before the symptoms)", roles: rDeploy, citation: cite(old[0])})
-		case len(untimed) > 0:
-			out = append(out, hit{cat: cat, stance: StanceSupports, str: 0.25, what: what + " near the incident", roles: rDeploy, citation: cite(untimed[0])})
+		case !ok:
+			untimed = append(untimed, ch)
+		case d >= -1 && d <= 120:
+			before = append(before, ch)
+		case d < -1:
+			after = append(after, ch)
+		case d > 24*60:
+			old = append(old, ch)
 		}
 	}
-	out = append(out, revertHits(c, changes, on, haveOnset)...)
+	cite := func(ch change) string { l := &c.lines[ch.li]; return l.cite(0, len(l.text)) }
+	switch {
+	case len(before) > 0:
+		best, bd := before[0], 1<<30
+		for _, ch := range before {
+			d, _ := minutesBetween(ch.at, on)
+			if d < bd {
+				best, bd = ch, d
+			}
+		}
+		str := 0.6
+		if bd > 30 {
+			str = 0.4
+		}
+		if s := strings.ToLower(c.in.Service); s != "" && !kind && !strings.Contains(c.lines[best.li].lower, s) && !strings.Contains(strings.ToLower(c.in.Title+c.in.Description), "deploy") {
+			str -= 0.15
+		}
+		out = append(out, hit{cat: cat, stance: StanceSupports, str: str, what: what + " shortly before the symptoms began", roles: rDeploy, citation: cite(best)})
+		if li, ok := firstGatheredError(c, isChange, on); ok {
+			// The logs a query returned date the first error: quoting it
+			// cites the query that shows when the symptoms began. The
+			// logs agent, which read those lines, makes the same
+			// judgement on its own reading of them.
+			out = append(out, hit{cat: cat, stance: StanceSupports, str: str - 0.05, roles: rDepLog,
+				what: fmt.Sprintf("the first error in the logs %d minute(s) after %s", bd, what), citation: cite(change{li: li})})
+		}
+	case len(after) > 0:
+		out = append(out, hit{cat: cat, stance: StanceRefutes, str: 0.55, what: what + " as trigger (the change came after the symptoms began)", roles: rDeploy, citation: cite(after[0])})
+	case len(old) > 0:
+		out = append(out, hit{cat: cat, stance: StanceRefutes, str: 0.4, what: what + " as trigger (the last change was days before the symptoms)", roles: rDeploy, citation: cite(old[0])})
+	case len(untimed) > 0:
+		out = append(out, hit{cat: cat, stance: StanceSupports, str: 0.25, what: what + " near the incident", roles: rDeploy, citation: cite(untimed[0])})
+	}
 	return out
 }
 

@@ -416,15 +416,33 @@ type probeSeen struct {
 // command that does not exist), or the way a slowed or lossy network makes a
 // right probe fail (timeouts, resets on the port the container serves).
 func probeFaults(c *cluster) []fault {
-	type acc struct {
-		p      *kpod
-		seen   map[string]*probeSeen
-		ports  string
-		probes map[string]string
-		pods   []string
-		last   time.Time
+	byWorkload, order := failingProbes(c)
+	var out []fault
+	for _, wl := range order {
+		a := byWorkload[wl]
+		if c.recovered(a.pods) && c.before(a.last, probeStaleAfter) {
+			continue // the probes failed once (a node's flap, a slow start) and the pods are fine since
+		}
+		out = append(out, a.fault(wl))
 	}
-	byWorkload := map[string]*acc{}
+	return out
+}
+
+// probeAcc is what a workload's Unhealthy events and its containers' probe
+// and port declarations say, gathered over its pods.
+type probeAcc struct {
+	p      *kpod
+	seen   map[string]*probeSeen
+	ports  string
+	probes map[string]string
+	pods   []string
+	last   time.Time
+}
+
+// failingProbes gathers the kubelet's Unhealthy events by workload, in the
+// order the workloads first fail.
+func failingProbes(c *cluster) (map[string]*probeAcc, []string) {
+	byWorkload := map[string]*probeAcc{}
 	var order []string
 	for _, p := range c.order {
 		for _, e := range p.events {
@@ -435,7 +453,7 @@ func probeFaults(c *cluster) []fault {
 			}
 			a := byWorkload[p.workload]
 			if a == nil {
-				a = &acc{p: p, seen: map[string]*probeSeen{}, probes: map[string]string{}}
+				a = &probeAcc{p: p, seen: map[string]*probeSeen{}, probes: map[string]string{}}
 				byWorkload[p.workload] = a
 				order = append(order, p.workload)
 			}
@@ -461,76 +479,80 @@ func probeFaults(c *cluster) []fault {
 				s = &probeSeen{kind: kind, cite: e}
 				a.seen[kind] = s
 			}
-			n := int(e.Value)
-			s.n += n
-			if pm := probePortRe.FindStringSubmatch(m); pm != nil {
-				s.port = pm[1]
-			}
-			switch {
-			case strings.Contains(m, "connection refused"):
-				s.refused = true
-			case probeStatusRe.MatchString(m):
-				s.status, _ = strconv.Atoi(probeStatusRe.FindStringSubmatch(m)[1])
-			case probeSlowRe.MatchString(m) && !strings.Contains(m, "i/o timeout"):
-				s.slow += n
-			case probeLossRe.MatchString(m):
-				s.lossy += n
-			case strings.Contains(m, "exec") || strings.Contains(m, "No such file") || strings.Contains(m, "not found"):
-				s.exec = true
-			}
+			s.read(m, int(e.Value))
 		}
 	}
-	var out []fault
-	for _, wl := range order {
-		a := byWorkload[wl]
-		if c.recovered(a.pods) && c.before(a.last, probeStaleAfter) {
-			continue // the probes failed once (a node's flap, a slow start) and the pods are fine since
-		}
-		kind := ""
-		for _, k := range []string{"liveness", "startup", "readiness"} {
-			if a.seen[k] != nil {
-				kind = k
-				break
-			}
-		}
-		s := a.seen[kind]
-		mech := "liveness_misconfigured"
-		if kind == "readiness" {
-			mech = "readiness_misconfigured"
-		}
-		f := fault{cat: CategoryProbeFailure, mech: mech, culprit: workloadCulprit(wl, a.p.ns, a.p.name), cite: s.cite, affects: append([]string{wl}, prefixed("pod/", a.pods)...), onset: firstSeen(s.cite)}
-		exposed := a.ports == "" || s.port == "" || portListed(a.ports, s.port)
-		slow, lossy := 0, 0
-		for _, x := range a.seen {
-			slow, lossy = slow+x.slow, lossy+x.lossy
-		}
-		switch {
-		case s.port != "" && !exposed:
-			f.str, f.what = 0.92, fmt.Sprintf("the %s probe of %s asking port %s, which its containers do not expose (%s)", kind, wl, s.port, a.ports)
-		case s.exec:
-			f.str, f.what = 0.85, fmt.Sprintf("the %s probe command of %s failing", kind, wl)
-		case s.status == 404:
-			f.str, f.what = 0.88, fmt.Sprintf("the %s probe of %s asking a path the app does not serve (404)", kind, wl)
-		case s.refused:
-			f.str, f.what = 0.78, fmt.Sprintf("the %s probe of %s refused on port %s", kind, wl, s.port)
-		case s.status >= 400:
-			f.str, f.what = 0.72, fmt.Sprintf("the %s probe of %s answered %d", kind, wl, s.status)
-		case slow > 0 || lossy > 0:
-			f.cat, f.mech, f.str = CategoryNetworkDegradation, "added_latency", 0.8
-			f.what = fmt.Sprintf("probes of %s timing out on the port it serves, as traffic to it slows", wl)
-			if lossy > slow {
-				f.mech = "packet_loss"
-				f.what = fmt.Sprintf("probes of %s losing connections (resets, dial timeouts) on the port it serves", wl)
-			}
-			if n := len(a.pods); n > 1 {
-				f.str += 0.04
-			}
-		default:
-			f.str, f.what = 0.6, fmt.Sprintf("the %s probe of %s failing", kind, wl)
-		}
-		out = append(out, f)
+	return byWorkload, order
+}
+
+// read takes in one Unhealthy event's message (the kubelet's prober words)
+// seen n times.
+func (s *probeSeen) read(m string, n int) {
+	s.n += n
+	if pm := probePortRe.FindStringSubmatch(m); pm != nil {
+		s.port = pm[1]
 	}
-	return out
+	switch {
+	case strings.Contains(m, "connection refused"):
+		s.refused = true
+	case probeStatusRe.MatchString(m):
+		s.status, _ = strconv.Atoi(probeStatusRe.FindStringSubmatch(m)[1])
+	case probeSlowRe.MatchString(m) && !strings.Contains(m, "i/o timeout"):
+		s.slow += n
+	case probeLossRe.MatchString(m):
+		s.lossy += n
+	case strings.Contains(m, "exec") || strings.Contains(m, "No such file") || strings.Contains(m, "not found"):
+		s.exec = true
+	}
+}
+
+// fault is the verdict on workload wl's failing probes: a probe asking what
+// the app does not serve, or, when the app answers slowly or drops
+// connections on the port it serves, the network in between.
+func (a *probeAcc) fault(wl string) fault {
+	kind := ""
+	for _, k := range []string{"liveness", "startup", "readiness"} {
+		if a.seen[k] != nil {
+			kind = k
+			break
+		}
+	}
+	s := a.seen[kind]
+	mech := "liveness_misconfigured"
+	if kind == "readiness" {
+		mech = "readiness_misconfigured"
+	}
+	f := fault{cat: CategoryProbeFailure, mech: mech, culprit: workloadCulprit(wl, a.p.ns, a.p.name), cite: s.cite, affects: append([]string{wl}, prefixed("pod/", a.pods)...), onset: firstSeen(s.cite)}
+	exposed := a.ports == "" || s.port == "" || portListed(a.ports, s.port)
+	slow, lossy := 0, 0
+	for _, x := range a.seen {
+		slow, lossy = slow+x.slow, lossy+x.lossy
+	}
+	switch {
+	case s.port != "" && !exposed:
+		f.str, f.what = 0.92, fmt.Sprintf("the %s probe of %s asking port %s, which its containers do not expose (%s)", kind, wl, s.port, a.ports)
+	case s.exec:
+		f.str, f.what = 0.85, fmt.Sprintf("the %s probe command of %s failing", kind, wl)
+	case s.status == 404:
+		f.str, f.what = 0.88, fmt.Sprintf("the %s probe of %s asking a path the app does not serve (404)", kind, wl)
+	case s.refused:
+		f.str, f.what = 0.78, fmt.Sprintf("the %s probe of %s refused on port %s", kind, wl, s.port)
+	case s.status >= 400:
+		f.str, f.what = 0.72, fmt.Sprintf("the %s probe of %s answered %d", kind, wl, s.status)
+	case slow > 0 || lossy > 0:
+		f.cat, f.mech, f.str = CategoryNetworkDegradation, "added_latency", 0.8
+		f.what = fmt.Sprintf("probes of %s timing out on the port it serves, as traffic to it slows", wl)
+		if lossy > slow {
+			f.mech = "packet_loss"
+			f.what = fmt.Sprintf("probes of %s losing connections (resets, dial timeouts) on the port it serves", wl)
+		}
+		if n := len(a.pods); n > 1 {
+			f.str += 0.04
+		}
+	default:
+		f.str, f.what = 0.6, fmt.Sprintf("the %s probe of %s failing", kind, wl)
+	}
+	return f
 }
 
 // probeStaleAfter is how long before the readings' moment a probe must

@@ -345,28 +345,42 @@ func describes(str float64, format string, a ...any) (judgement, bool) {
 // about any particular system, and a clearly healthy reading argues against
 // its category so the synthesis can rule it out.
 func judge(r *Reading) (judgement, bool) {
-	ratio := func() (float64, bool) {
-		if r.Limit <= 0 {
-			return 0, false
+	for _, j := range [...]func(*Reading) (judgement, bool){judgeCompute, judgeDatabase, judgeNetwork, judgeFlow} {
+		if out, ok := j(r); ok {
+			return out, true
 		}
-		return r.Value / r.Limit, true
 	}
-	// against judges a use against its limit: from hi up it supports cat,
-	// stronger towards the limit (sLo to sHi); below lo it refutes at refStr.
-	against := func(cat string, hi, lo, sLo, sHi, refStr float64, what string) (judgement, bool) {
-		x, ok := ratio()
-		switch {
-		case !ok:
-		case x >= hi:
-			return supports(cat, ramp(x, hi, 1, sLo, sHi), what, 100*x)
-		case x < lo:
-			return refutes(cat, refStr, what, 100*x)
-		}
-		return judgement{}, false
+	return judgement{}, false
+}
+
+// useRatio is a reading's use of its limit, when it has one.
+func useRatio(r *Reading) (float64, bool) {
+	if r.Limit <= 0 {
+		return 0, false
 	}
+	return r.Value / r.Limit, true
+}
+
+// against judges a use against its limit: from hi up it supports cat,
+// stronger towards the limit (sLo to sHi); below lo it refutes at refStr.
+func against(r *Reading, cat string, hi, lo, sLo, sHi, refStr float64, what string) (judgement, bool) {
+	x, ok := useRatio(r)
+	switch {
+	case !ok:
+	case x >= hi:
+		return supports(cat, ramp(x, hi, 1, sLo, sHi), what, 100*x)
+	case x < lo:
+		return refutes(cat, refStr, what, 100*x)
+	}
+	return judgement{}, false
+}
+
+// judgeCompute weighs what a container, pod or host uses: memory, CPU and disk
+// against their limits, OOM kills, restarts and how containers last ended.
+func judgeCompute(r *Reading) (judgement, bool) {
 	switch r.Signal {
 	case SignalMemoryUsage:
-		return against(CategoryMemoryExhaustion, 0.9, 0.6, 0.62, 0.9, 0.35, "memory at %.0f%% of its limit")
+		return against(r, CategoryMemoryExhaustion, 0.9, 0.6, 0.62, 0.9, 0.35, "memory at %.0f%% of its limit")
 	case SignalOOMKills:
 		if r.Value >= 1 {
 			return supports(CategoryMemoryExhaustion, ramp(r.Value, 1, 3, 0.85, 0.93), "%s OOM kill(s) in the window", formatValue(r.Value, UnitCount, r.At))
@@ -383,6 +397,36 @@ func judge(r *Reading) (judgement, bool) {
 		if r.Labels["reason"] != "" {
 			return describes(0.3, "a container last terminated with reason %s", r.Labels["reason"])
 		}
+	case SignalCPUUsage:
+		return against(r, CategoryCPUSaturation, 0.9, 0.5, 0.55, 0.75, 0.3, "CPU use at %.0f%% of its limit")
+	case SignalCPUThrottling:
+		switch {
+		case r.Value >= 0.25:
+			return supports(CategoryCPUSaturation, ramp(r.Value, 0.25, 0.75, 0.65, 0.9), "CPU throttled in %.0f%% of CFS periods", 100*r.Value)
+		case r.Value < 0.05:
+			return refutes(CategoryCPUSaturation, 0.3, "CPU throttled in %.1f%% of CFS periods", 100*r.Value)
+		}
+	case SignalFilesystemFree, SignalInodesFree:
+		what := "free disk space"
+		if r.Signal == SignalInodesFree {
+			what = "free inodes"
+		}
+		if x, ok := useRatio(r); ok {
+			switch {
+			case x <= 0.05:
+				return supports(CategoryDiskFull, ramp(0.05-x, 0, 0.05, 0.7, 0.93), "%s down to %.1f%%", what, 100*x)
+			case x >= 0.3:
+				return refutes(CategoryDiskFull, 0.3, "%s at %.0f%%", what, 100*x)
+			}
+		}
+	}
+	return judgement{}, false
+}
+
+// judgeDatabase weighs the data tier: connections against max_connections,
+// locks, slow statements, replica lag, storage and where the load goes.
+func judgeDatabase(r *Reading) (judgement, bool) {
+	switch r.Signal {
 	case SignalDBLoadCPUShare:
 		switch {
 		case r.Value < 0.3:
@@ -413,32 +457,39 @@ func judge(r *Reading) (judgement, bool) {
 		if r.Value >= 0.1 {
 			return describes(0.4, "disk writes taking %s", formatValue(r.Value, UnitSeconds, r.At))
 		}
-	case SignalLogErrors:
+	case SignalDBConnections:
+		return against(r, CategoryDBConnectionExhaustion, 0.9, 0.5, 0.65, 0.92, 0.35, "connections at %.0f%% of max_connections")
+	case SignalRoleConnections:
+		// A role far from its own limit says nothing of the server's.
+		return against(r, CategoryDBConnectionExhaustion, 0.9, 0, 0.65, 0.92, 0, "connections at %.0f%% of a CONNECTION LIMIT")
+	case SignalLockWait:
 		if r.Value >= 1 {
-			return describes(0.35, "%s error log line(s) in the window, the first at %s", formatValue(r.Value, UnitCount, r.At), r.At.UTC().Format(time.RFC3339))
+			return supports(CategoryDBLockContention, ramp(r.Value, 1, 60, 0.72, 0.92), "a session waiting %s on a lock held by another", formatValue(r.Value, UnitSeconds, r.At))
 		}
-	case SignalCPUUsage:
-		return against(CategoryCPUSaturation, 0.9, 0.5, 0.55, 0.75, 0.3, "CPU use at %.0f%% of its limit")
-	case SignalCPUThrottling:
+	case SignalLockWaits:
+		if r.Value >= 1 {
+			return supports(CategoryDBLockContention, ramp(r.Value, 1, 10, 0.7, 0.88), "%s session(s) waiting on locks", formatValue(r.Value, UnitCount, r.At))
+		}
+		return refutes(CategoryDBLockContention, 0.35, "no session waiting on a lock")
+	case SignalSlowStatement:
 		switch {
-		case r.Value >= 0.25:
-			return supports(CategoryCPUSaturation, ramp(r.Value, 0.25, 0.75, 0.65, 0.9), "CPU throttled in %.0f%% of CFS periods", 100*r.Value)
-		case r.Value < 0.05:
-			return refutes(CategoryCPUSaturation, 0.3, "CPU throttled in %.1f%% of CFS periods", 100*r.Value)
+		case r.Value >= 10:
+			return supports(CategoryDBSlowQueries, ramp(r.Value, 10, 60, 0.8, 0.9), "a statement running for %s", formatValue(r.Value, UnitSeconds, r.At))
+		case r.Value >= 5:
+			return supports(CategoryDBSlowQueries, ramp(r.Value, 5, 10, 0.7, 0.8), "a statement running for %s", formatValue(r.Value, UnitSeconds, r.At))
 		}
-	case SignalFilesystemFree, SignalInodesFree:
-		what := "free disk space"
-		if r.Signal == SignalInodesFree {
-			what = "free inodes"
+	case SignalStatementMeanTime:
+		if r.Value >= 1 {
+			return supports(CategoryDBSlowQueries, ramp(r.Value, 1, 10, 0.55, 0.8), "a statement taking %s on average", formatValue(r.Value, UnitSeconds, r.At))
 		}
-		if x, ok := ratio(); ok {
-			switch {
-			case x <= 0.05:
-				return supports(CategoryDiskFull, ramp(0.05-x, 0, 0.05, 0.7, 0.93), "%s down to %.1f%%", what, 100*x)
-			case x >= 0.3:
-				return refutes(CategoryDiskFull, 0.3, "%s at %.0f%%", what, 100*x)
-			}
-		}
+	}
+	return judgement{}, false
+}
+
+// judgeNetwork weighs what probes and front doors see: 5xx ratios, latency,
+// blackbox probes, certificates, DNS, TCP and TLS.
+func judgeNetwork(r *Reading) (judgement, bool) {
+	switch r.Signal {
 	case SignalHTTPErrorRatio:
 		if r.Value >= 0.01 {
 			return describes(0.4, "%.1f%% of requests answered 5xx", 100*r.Value)
@@ -489,30 +540,17 @@ func judge(r *Reading) (judgement, bool) {
 		if strings.Contains(strings.ToLower(r.Labels["error"]), "certificate") {
 			return supports(CategoryCertificateExpired, 0.55, "certificate verification failing")
 		}
-	case SignalDBConnections:
-		return against(CategoryDBConnectionExhaustion, 0.9, 0.5, 0.65, 0.92, 0.35, "connections at %.0f%% of max_connections")
-	case SignalRoleConnections:
-		// A role far from its own limit says nothing of the server's.
-		return against(CategoryDBConnectionExhaustion, 0.9, 0, 0.65, 0.92, 0, "connections at %.0f%% of a CONNECTION LIMIT")
-	case SignalLockWait:
+	}
+	return judgement{}, false
+}
+
+// judgeFlow weighs logs, caches and queues: error lines, a cache down or
+// thrashing, consumer lag growing.
+func judgeFlow(r *Reading) (judgement, bool) {
+	switch r.Signal {
+	case SignalLogErrors:
 		if r.Value >= 1 {
-			return supports(CategoryDBLockContention, ramp(r.Value, 1, 60, 0.72, 0.92), "a session waiting %s on a lock held by another", formatValue(r.Value, UnitSeconds, r.At))
-		}
-	case SignalLockWaits:
-		if r.Value >= 1 {
-			return supports(CategoryDBLockContention, ramp(r.Value, 1, 10, 0.7, 0.88), "%s session(s) waiting on locks", formatValue(r.Value, UnitCount, r.At))
-		}
-		return refutes(CategoryDBLockContention, 0.35, "no session waiting on a lock")
-	case SignalSlowStatement:
-		switch {
-		case r.Value >= 10:
-			return supports(CategoryDBSlowQueries, ramp(r.Value, 10, 60, 0.8, 0.9), "a statement running for %s", formatValue(r.Value, UnitSeconds, r.At))
-		case r.Value >= 5:
-			return supports(CategoryDBSlowQueries, ramp(r.Value, 5, 10, 0.7, 0.8), "a statement running for %s", formatValue(r.Value, UnitSeconds, r.At))
-		}
-	case SignalStatementMeanTime:
-		if r.Value >= 1 {
-			return supports(CategoryDBSlowQueries, ramp(r.Value, 1, 10, 0.55, 0.8), "a statement taking %s on average", formatValue(r.Value, UnitSeconds, r.At))
+			return describes(0.35, "%s error log line(s) in the window, the first at %s", formatValue(r.Value, UnitCount, r.At), r.At.UTC().Format(time.RFC3339))
 		}
 	case SignalCacheUp:
 		if r.Value < 1 {

@@ -52,11 +52,27 @@ func rolloutHits(readings []*Reading, role string) []hit {
 	if role != RoleDeployments {
 		return nil
 	}
-	type rs struct {
-		r        *Reading
-		revision int
+	byDeployment, deployments, pods := rolloutsAndPods(readings)
+	var out []hit
+	for _, d := range deployments {
+		if h, ok := rolloutHit(d, byDeployment[d], pods); ok {
+			out = append(out, h)
+		}
 	}
-	byDeployment := map[string][]rs{}
+	return out
+}
+
+// revisionSet is one ReplicaSet of a Deployment and its revision.
+type revisionSet struct {
+	r        *Reading
+	revision int
+}
+
+// rolloutsAndPods are the ReplicaSets of each Deployment, in the order the
+// readings name the Deployments, and the containers of each ReplicaSet's
+// pods that no other reader explains (a probe's kill is the probe's fault).
+func rolloutsAndPods(readings []*Reading) (map[string][]revisionSet, []string, map[string][]podState) {
+	byDeployment := map[string][]revisionSet{}
 	var deployments []string
 	pods := map[string][]podState{}  // by replicaset
 	probeKilled := map[string]bool{} // pods the kubelet restarts for a failed probe
@@ -72,7 +88,7 @@ func rolloutHits(readings []*Reading, role string) []hit {
 			if _, ok := byDeployment[d]; !ok {
 				deployments = append(deployments, d)
 			}
-			byDeployment[d] = append(byDeployment[d], rs{r, int(r.Value)})
+			byDeployment[d] = append(byDeployment[d], revisionSet{r, int(r.Value)})
 		case SignalContainerStatus:
 			set := r.Labels["replicaset"]
 			if set != "" && !explainedElsewhere(r) && !probeKilled[r.Labels["pod"]] {
@@ -80,55 +96,59 @@ func rolloutHits(readings []*Reading, role string) []hit {
 			}
 		}
 	}
-	var out []hit
-	for _, d := range deployments {
-		sets := byDeployment[d]
-		sort.SliceStable(sets, func(i, j int) bool { return sets[i].revision > sets[j].revision })
-		newest := sets[0]
-		name := newest.r.Labels["replicaset"]
-		var firstFail time.Time
-		newFailing, newTotal := 0, 0
-		for _, p := range pods[name] {
-			newTotal++
-			if p.failing {
-				newFailing++
-				if firstFail.IsZero() || p.r.At.Before(firstFail) {
-					firstFail = p.r.At
-				}
+	return byDeployment, deployments, pods
+}
+
+// rolloutHit weighs Deployment d's newest revision: its pods failing right
+// after it while the previous revision's run supports a bad deployment;
+// earlier revisions failing too, or a revision that ran well for long
+// before, refutes it.
+func rolloutHit(d string, sets []revisionSet, pods map[string][]podState) (hit, bool) {
+	sort.SliceStable(sets, func(i, j int) bool { return sets[i].revision > sets[j].revision })
+	newest := sets[0]
+	name := newest.r.Labels["replicaset"]
+	var firstFail time.Time
+	newFailing, newTotal := 0, 0
+	for _, p := range pods[name] {
+		newTotal++
+		if p.failing {
+			newFailing++
+			if firstFail.IsZero() || p.r.At.Before(firstFail) {
+				firstFail = p.r.At
 			}
-		}
-		var oldFailing *Reading
-		oldHealthy := 0
-		for _, s := range sets[1:] {
-			for _, p := range pods[s.r.Labels["replicaset"]] {
-				if p.failing && oldFailing == nil {
-					oldFailing = p.r
-				} else if !p.failing {
-					oldHealthy++
-				}
-			}
-		}
-		rev := strconv.Itoa(newest.revision)
-		culprit := &Culprit{Kind: KindDeployment, Name: d, Namespace: newest.r.Labels["namespace"]}
-		switch {
-		case newFailing == 0:
-			continue
-		case oldFailing != nil:
-			out = append(out, hit{cat: CategoryBadDeployment, stance: StanceRefutes, str: 0.45, roles: rDeploy, stated: true, culprit: culprit,
-				what: fmt.Sprintf("revision %s of %s as trigger (pods of an earlier ReplicaSet fail too)", rev, d), citation: oldFailing.Line})
-		case !firstFail.IsZero() && firstFail.Sub(newest.r.At) > staleRollout:
-			out = append(out, hit{cat: CategoryBadDeployment, stance: StanceRefutes, str: 0.4, roles: rDeploy, stated: true, culprit: culprit,
-				what: fmt.Sprintf("revision %s of %s as trigger (it ran for %s before its pods failed)", rev, d, formatDuration(firstFail.Sub(newest.r.At))), citation: newest.r.Line})
-		case len(sets) > 1 && (firstFail.IsZero() || firstFail.Sub(newest.r.At) <= rolloutWindow):
-			str := 0.62
-			what := fmt.Sprintf("a rollout: %d of %d containers of %s (revision %s of %s) failing right after it", newFailing, newTotal, name, rev, d)
-			if oldHealthy > 0 {
-				str = 0.82
-				what += fmt.Sprintf(", while %d of the previous revision's keep running", oldHealthy)
-			}
-			out = append(out, hit{cat: CategoryBadDeployment, stance: StanceSupports, str: str, roles: rDeploy, stated: true, what: what, citation: newest.r.Line,
-				culprit: culprit, mech: MechanismOther})
 		}
 	}
-	return out
+	var oldFailing *Reading
+	oldHealthy := 0
+	for _, s := range sets[1:] {
+		for _, p := range pods[s.r.Labels["replicaset"]] {
+			if p.failing && oldFailing == nil {
+				oldFailing = p.r
+			} else if !p.failing {
+				oldHealthy++
+			}
+		}
+	}
+	rev := strconv.Itoa(newest.revision)
+	culprit := &Culprit{Kind: KindDeployment, Name: d, Namespace: newest.r.Labels["namespace"]}
+	switch {
+	case newFailing == 0:
+		return hit{}, false
+	case oldFailing != nil:
+		return hit{cat: CategoryBadDeployment, stance: StanceRefutes, str: 0.45, roles: rDeploy, stated: true, culprit: culprit,
+			what: fmt.Sprintf("revision %s of %s as trigger (pods of an earlier ReplicaSet fail too)", rev, d), citation: oldFailing.Line}, true
+	case !firstFail.IsZero() && firstFail.Sub(newest.r.At) > staleRollout:
+		return hit{cat: CategoryBadDeployment, stance: StanceRefutes, str: 0.4, roles: rDeploy, stated: true, culprit: culprit,
+			what: fmt.Sprintf("revision %s of %s as trigger (it ran for %s before its pods failed)", rev, d, formatDuration(firstFail.Sub(newest.r.At))), citation: newest.r.Line}, true
+	case len(sets) > 1 && (firstFail.IsZero() || firstFail.Sub(newest.r.At) <= rolloutWindow):
+		str := 0.62
+		what := fmt.Sprintf("a rollout: %d of %d containers of %s (revision %s of %s) failing right after it", newFailing, newTotal, name, rev, d)
+		if oldHealthy > 0 {
+			str = 0.82
+			what += fmt.Sprintf(", while %d of the previous revision's keep running", oldHealthy)
+		}
+		return hit{cat: CategoryBadDeployment, stance: StanceSupports, str: str, roles: rDeploy, stated: true, what: what, citation: newest.r.Line,
+			culprit: culprit, mech: MechanismOther}, true
+	}
+	return hit{}, false
 }

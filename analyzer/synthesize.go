@@ -97,6 +97,44 @@ type catScore struct {
 // or clearly beaten).
 func Synthesize(in Input, reports []AgentReport) Result {
 	res := Result{Evidence: []Evidence{}, Hypotheses: []Hypothesis{}, RecommendedActions: []string{}, Candidates: []Candidate{}}
+	byRole, scores := tally(in, reports, &res)
+	ranked := rankCategories(in, byRole, scores)
+	win := winner(ranked)
+	nRuled := 0
+	for _, cs := range ranked {
+		out := ruledOut(cs, win)
+		if out {
+			nRuled++
+		}
+		res.Hypotheses = append(res.Hypotheses, Hypothesis{
+			Category: cs.cat,
+			Summary:  hypothesisSummary(cs),
+			Score:    round2(1 - math.Exp(-math.Max(cs.raw, 0)/1.5)),
+			RuledOut: out,
+		})
+	}
+	if win == nil {
+		answerUnknown(in, ranked, nRuled, &res)
+	} else {
+		answerWinner(in, ranked, win, nRuled, &res)
+	}
+	res.Candidates = candidates(in, ranked, win, res)
+	sort.SliceStable(res.Hypotheses, func(i, j int) bool {
+		a, b := res.Hypotheses[i], res.Hypotheses[j]
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		return a.Category < b.Category
+	})
+	res.Evidence = evidence(in, byRole, res.Category)
+	res.RecommendedActions = actions(res.Category, in.Service, res.Culprit)
+	return res
+}
+
+// tally admits the findings the evidence rules allow (counting the rest in
+// res.Dropped), gives a change-cited finding its change as culprit, and sums
+// each category's support and refutation by agent.
+func tally(in Input, reports []AgentReport, res *Result) (map[string][]Finding, map[string]*catScore) {
 	byRole := map[string][]Finding{}
 	scores := map[string]*catScore{}
 	for _, rep := range reports {
@@ -104,11 +142,7 @@ func Synthesize(in Input, reports []AgentReport) Result {
 			if f.AgentRole == "" {
 				f.AgentRole = rep.AgentRole
 			}
-			if !ValidRole(f.AgentRole) || (rep.AgentRole != "" && rep.AgentRole != f.AgentRole) ||
-				(f.Category != "" && !ValidCategory(f.Category)) ||
-				(f.Stance != StanceSupports && f.Stance != StanceRefutes) ||
-				f.Strength < 0 || f.Strength > 1 || math.IsNaN(f.Strength) ||
-				!CitationValid(in, f.Citation) || !culpritNamed(in, f.Culprit) {
+			if !admissible(in, rep, f) {
 				res.Dropped++
 				continue
 			}
@@ -141,6 +175,24 @@ func Synthesize(in Input, reports []AgentReport) Result {
 			}
 		}
 	}
+	return byRole, scores
+}
+
+// admissible is the evidence rule every finding passes, from the offline
+// analyzer or the LLM alike: its own agent, a known category and stance, a
+// strength in [0, 1], a citation of the input and a culprit the input names.
+func admissible(in Input, rep AgentReport, f Finding) bool {
+	return ValidRole(f.AgentRole) && (rep.AgentRole == "" || rep.AgentRole == f.AgentRole) &&
+		(f.Category == "" || ValidCategory(f.Category)) &&
+		(f.Stance == StanceSupports || f.Stance == StanceRefutes) &&
+		f.Strength >= 0 && f.Strength <= 1 && !math.IsNaN(f.Strength) &&
+		CitationValid(in, f.Citation) && culpritNamed(in, f.Culprit)
+}
+
+// rankCategories scores each category (independent support, corroboration by more
+// quotes, minus refutation), promotes the triggers of a chain over their
+// consequences, and orders the categories best first.
+func rankCategories(in Input, byRole map[string][]Finding, scores map[string]*catScore) []*catScore {
 	for _, cs := range scores {
 		cs.weighRefutations()
 	}
@@ -158,102 +210,89 @@ func Synthesize(in Input, reports []AgentReport) Result {
 		cs.raw += corroborationWeight*math.Min(float64(max(extra, 0)), 4) - refuteWeight*math.Min(ref, 1.5)
 		ranked = append(ranked, cs)
 	}
-	sort.Slice(ranked, func(i, j int) bool {
+	byScore := func(i, j int) bool {
 		if ranked[i].raw != ranked[j].raw {
 			return ranked[i].raw > ranked[j].raw
 		}
 		return ranked[i].cat < ranked[j].cat
-	})
-
+	}
+	sort.Slice(ranked, byScore)
 	promoteTriggers(byRole, scores)
-	sort.SliceStable(ranked, func(i, j int) bool {
-		if ranked[i].raw != ranked[j].raw {
-			return ranked[i].raw > ranked[j].raw
-		}
-		return ranked[i].cat < ranked[j].cat
-	})
+	sort.SliceStable(ranked, byScore)
+	return ranked
+}
 
-	var win *catScore
+// winner is the best-ranked category with a decisive enough finding, if its
+// score clears the bar; nil leaves the answer unknown.
+func winner(ranked []*catScore) *catScore {
 	for _, cs := range ranked {
 		if cs.best.Strength >= minWinnerSupport {
 			if cs.raw >= minWinnerScore {
-				win = cs
+				return cs
 			}
-			break
+			return nil
 		}
 	}
-	ruledOut := func(cs *catScore) bool {
-		if cs == win {
-			return false
-		}
-		if cs.nRef > 0 && cs.raw <= 0.3 {
-			return true
-		}
-		return win != nil && cs.raw < 0.5*win.raw
-	}
-	nRuled := 0
-	for _, cs := range ranked {
-		if ruledOut(cs) {
-			nRuled++
-		}
-		res.Hypotheses = append(res.Hypotheses, Hypothesis{
-			Category: cs.cat,
-			Summary:  hypothesisSummary(cs),
-			Score:    round2(1 - math.Exp(-math.Max(cs.raw, 0)/1.5)),
-			RuledOut: ruledOut(cs),
-		})
-	}
+	return nil
+}
 
-	if win == nil {
-		res.Category = CategoryUnknown
-		conf := 0.15 + 0.02*math.Min(float64(nRuled), 5)
-		if len(ranked) > 0 && ranked[0].raw > 0 {
-			conf -= 0.05
-		}
-		res.Confidence = round2(conf)
-		res.RootCause = unknownNarrative(in, ranked)
-		res.Hypotheses = append(res.Hypotheses, Hypothesis{
-			Category: CategoryUnknown,
-			Summary:  "No category is supported strongly enough by the available evidence.",
-			Score:    round2(res.Confidence),
-		})
-	} else {
-		res.Category = win.cat
-		runner := 0.0
-		for _, cs := range ranked {
-			if cs != win {
-				runner = math.Max(runner, cs.raw)
-			}
-		}
-		margin := math.Max(0, math.Min(1, (win.raw-runner)/win.raw))
-		nAg := 0
-		for _, v := range win.sup {
-			if v >= 0.3 {
-				nAg++
-			}
-		}
-		conf := 0.2 + 0.1*math.Min(float64(nAg), 4) + 0.3*margin + 0.02*math.Min(float64(nRuled), 5)
-		if len(win.ref) > 0 {
-			conf -= 0.1
-		}
-		if win.best.Strength < decisiveStrength {
-			conf = math.Min(conf, 0.5)
-		}
-		res.Confidence = round2(math.Max(0.05, math.Min(0.95, conf)))
-		res.Culprit, res.Mechanism = blame(in, win)
-		res.RootCause = rootCauseNarrative(in, win, nAg, res.Culprit, res.Mechanism)
+// ruledOut reports a category the evidence argues against, or one far
+// behind the winner.
+func ruledOut(cs, win *catScore) bool {
+	if cs == win {
+		return false
 	}
-	res.Candidates = candidates(in, ranked, win, res)
-	sort.SliceStable(res.Hypotheses, func(i, j int) bool {
-		a, b := res.Hypotheses[i], res.Hypotheses[j]
-		if a.Score != b.Score {
-			return a.Score > b.Score
-		}
-		return a.Category < b.Category
+	if cs.nRef > 0 && cs.raw <= 0.3 {
+		return true
+	}
+	return win != nil && cs.raw < 0.5*win.raw
+}
+
+// answerUnknown is the honest answer when no category won: a low
+// confidence, a little higher for every category the evidence ruled out.
+func answerUnknown(in Input, ranked []*catScore, nRuled int, res *Result) {
+	res.Category = CategoryUnknown
+	conf := 0.15 + 0.02*math.Min(float64(nRuled), 5)
+	if len(ranked) > 0 && ranked[0].raw > 0 {
+		conf -= 0.05
+	}
+	res.Confidence = round2(conf)
+	res.RootCause = unknownNarrative(in, ranked)
+	res.Hypotheses = append(res.Hypotheses, Hypothesis{
+		Category: CategoryUnknown,
+		Summary:  "No category is supported strongly enough by the available evidence.",
+		Score:    round2(res.Confidence),
 	})
-	res.Evidence = evidence(in, byRole, res.Category)
-	res.RecommendedActions = actions(res.Category, in.Service, res.Culprit)
-	return res
+}
+
+// answerWinner is the answer of the winning category: a confidence from the
+// agents that support it, its margin over the runner-up and what was ruled
+// out, then its culprit, mechanism and narrative.
+func answerWinner(in Input, ranked []*catScore, win *catScore, nRuled int, res *Result) {
+	res.Category = win.cat
+	runner := 0.0
+	for _, cs := range ranked {
+		if cs != win {
+			runner = math.Max(runner, cs.raw)
+		}
+	}
+	margin := math.Max(0, math.Min(1, (win.raw-runner)/win.raw))
+	nAg := 0
+	for _, v := range win.sup {
+		if v >= 0.3 {
+			nAg++
+		}
+	}
+	conf := 0.2 + 0.1*math.Min(float64(nAg), 4) + 0.3*margin + 0.02*math.Min(float64(nRuled), 5)
+	if len(win.ref) > 0 {
+		conf -= 0.1
+	}
+	if win.best.Strength < decisiveStrength {
+		conf = math.Min(conf, 0.5)
+	}
+	res.Confidence = round2(math.Max(0.05, math.Min(0.95, conf)))
+	res.Culprit, res.Mechanism = blame(in, win)
+	res.RootCause = rootCauseNarrative(in, win, nAg, res.Culprit, res.Mechanism)
 }
 
 // triggerStrength is how strong a finding for a change category must be for

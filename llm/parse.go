@@ -112,23 +112,10 @@ func parseFinding(role string, raw json.RawMessage) (analyzer.Finding, []string)
 	}
 	if v, present := obj["strength"]; !present {
 		errs = append(errs, `"strength" is missing`)
+	} else if x, e := parseStrength(v); e != "" {
+		errs = append(errs, e)
 	} else {
-		// Decoding into any (not json.Number) so that a quoted "0.8" is
-		// rejected rather than silently accepted.
-		var val any
-		d := json.NewDecoder(bytes.NewReader(v))
-		d.UseNumber()
-		n, isNum := json.Number(""), false
-		if d.Decode(&val) == nil {
-			n, isNum = val.(json.Number)
-		}
-		if !isNum {
-			errs = append(errs, `"strength" must be a number between 0 and 1`)
-		} else if x, err := n.Float64(); err != nil || math.IsNaN(x) || x < 0 || x > 1 {
-			errs = append(errs, fmt.Sprintf("strength %s is outside 0..1", n.String()))
-		} else {
-			f.Strength = x
-		}
+		f.Strength = x
 	}
 	if s, ok := text("summary"); ok {
 		if s == "" {
@@ -154,22 +141,53 @@ func parseFinding(role string, raw json.RawMessage) (analyzer.Finding, []string)
 		}
 	}
 	if v, present := obj["culprit"]; present && !isNull(v) {
-		var c analyzer.Culprit
-		dec := json.NewDecoder(bytes.NewReader(v))
-		dec.DisallowUnknownFields()
-		switch {
-		case dec.Decode(&c) != nil:
-			errs = append(errs, `"culprit" must be an object {"kind", "name", "namespace"}`)
-		case !analyzer.ValidCulpritKind(c.Kind):
-			errs = append(errs, fmt.Sprintf("culprit kind %q is not one of %s", c.Kind, strings.Join(analyzer.CulpritKinds, ", ")))
-		case strings.TrimSpace(c.Name) == "":
-			errs = append(errs, `"culprit" has no name`)
-		default:
-			c.Name, c.Namespace = strings.TrimSpace(c.Name), strings.TrimSpace(c.Namespace)
-			f.Culprit = &c
+		if c, e := parseCulprit(v); e != "" {
+			errs = append(errs, e)
+		} else {
+			f.Culprit = c
 		}
 	}
 	return f, errs
+}
+
+// parseStrength reads a finding's strength: a JSON number in [0, 1], or the
+// sentence that tells the model what is wrong with it.
+func parseStrength(v json.RawMessage) (float64, string) {
+	// Decoding into any (not json.Number) so that a quoted "0.8" is
+	// rejected rather than silently accepted.
+	var val any
+	d := json.NewDecoder(bytes.NewReader(v))
+	d.UseNumber()
+	n, isNum := json.Number(""), false
+	if d.Decode(&val) == nil {
+		n, isNum = val.(json.Number)
+	}
+	if !isNum {
+		return 0, `"strength" must be a number between 0 and 1`
+	}
+	x, err := n.Float64()
+	if err != nil || math.IsNaN(x) || x < 0 || x > 1 {
+		return 0, fmt.Sprintf("strength %s is outside 0..1", n.String())
+	}
+	return x, ""
+}
+
+// parseCulprit reads a finding's culprit object: a known kind and a name,
+// nothing else, or the sentence that tells the model what is wrong with it.
+func parseCulprit(v json.RawMessage) (*analyzer.Culprit, string) {
+	var c analyzer.Culprit
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.DisallowUnknownFields()
+	switch {
+	case dec.Decode(&c) != nil:
+		return nil, `"culprit" must be an object {"kind", "name", "namespace"}`
+	case !analyzer.ValidCulpritKind(c.Kind):
+		return nil, fmt.Sprintf("culprit kind %q is not one of %s", c.Kind, strings.Join(analyzer.CulpritKinds, ", "))
+	case strings.TrimSpace(c.Name) == "":
+		return nil, `"culprit" has no name`
+	}
+	c.Name, c.Namespace = strings.TrimSpace(c.Name), strings.TrimSpace(c.Namespace)
+	return &c, ""
 }
 
 func isNull(raw json.RawMessage) bool {
