@@ -67,7 +67,7 @@ test-faults:
 build:
 	$(GO) build -trimpath -o bin/ ./cmd/...
 
-## lint: vet, gofmt, staticcheck (the fault tests too), workflowcheck, a tidy go.mod, and comments that cite only this repository's documents
+## lint: vet, gofmt, staticcheck (the fault tests too), workflowcheck, a tidy go.mod, comments that cite only this repository's documents, and imports that never climb a layer
 lint: $(STATICCHECK) $(WORKFLOWCHECK)
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
@@ -76,6 +76,7 @@ lint: $(STATICCHECK) $(WORKFLOWCHECK)
 	$(WORKFLOWCHECK) ./...
 	$(GO) mod tidy -diff
 	./scripts/check-doc-refs
+	./scripts/check-imports
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

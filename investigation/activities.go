@@ -1,7 +1,3 @@
-// Package activities holds every side effect Causeway's workflows perform: database
-// writes, and later LLM calls, step executors and event deliveries. Activities are
-// methods on one struct that holds their dependencies, and each is idempotent: a
-// retry after a crash converges on the same state.
 package investigation
 
 import (

@@ -1,6 +1,3 @@
-// Package workflows holds Causeway's Temporal workflows. They are deterministic:
-// time comes from workflow.Now, concurrency from workflow.Go and selectors, and
-// every side effect is an activity from package activities.
 package investigation
 
 import (

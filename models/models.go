@@ -1,6 +1,10 @@
-// Package models holds the GORM models and the store: the only code that reads or
-// writes the database. The same code runs on PostgreSQL (production, CI) and on
-// SQLite (make run).
+// Package models is the shared kernel: the rows every slice reads (tenants,
+// users and roles, incidents and their timeline, investigations and agent
+// runs, the outbox) and the transactions that keep them consistent (quota
+// spending, status changes, grouping in the ingest transaction), plus
+// opening and migrating the database. A slice keeps its own rows in its own
+// store and registers them (RegisterRows). The same code runs on PostgreSQL
+// (production, CI) and on SQLite (make run).
 package models
 
 import (
