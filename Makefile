@@ -17,9 +17,9 @@ BENCHPASSES ?= 50x
 FUZZ_TARGETS := $(addprefix ./providers:,FuzzCustom FuzzDatadog FuzzAlertmanager FuzzGrafana FuzzPagerduty FuzzSNS FuzzSentry FuzzNewrelic FuzzOpsgenie FuzzAzure FuzzGCP) \
 	./analyzer:FuzzInvestigate
 # The packages whose code runs concurrently: request handlers, the limiter, the
-# service layer, the activities and the domain slices (their services, sweeps
-# and activities).
-RACE_PKGS := ./service/... ./ratelimit/... ./api/... ./activities/... ./remediation/... ./delivery/... ./slack/... ./identity/... ./temporalx/...
+# service layer and the domain slices (their services, sweeps, dispatchers and
+# activities).
+RACE_PKGS := ./service/... ./ratelimit/... ./api/... ./investigation/... ./remediation/... ./delivery/... ./slack/... ./identity/... ./temporalx/...
 
 # Tools are installed at pinned versions into a directory of this checkout, so
 # `make lint` runs the same checks everywhere and never depends on what happens

@@ -45,7 +45,7 @@ type Recheck struct {
 }
 
 // Rechecker runs again the data-source queries that evidenced a pass's
-// answer (activities.Activities.Recheck).
+// answer (investigation.Activities.Recheck).
 type Rechecker interface {
 	Recheck(ctx context.Context, tenantID, investigationID string, since time.Time) (Recheck, error)
 }
