@@ -21,8 +21,8 @@ func TestRoleTable(t *testing.T) {
 		if r.Always != (r.Keywords == nil) {
 			t.Errorf("%s: Always %v with keywords %v", r.Name, r.Always, r.Keywords)
 		}
-		if r.Domain == "" {
-			t.Errorf("%s has no domain", r.Name)
+		if r.Domain == "" || r.Brief == "" {
+			t.Errorf("%s has no domain or no brief", r.Name)
 		}
 		for _, c := range r.Categories {
 			if !ValidCategory(c) || c == CategoryUnknown {

@@ -27,24 +27,6 @@ const markerRoom = 64
 // maxSourceLabel bounds the label naming where a gathered entry came from.
 const maxSourceLabel = 240
 
-// roleFocus tells each specialist what its domain is and what to look for.
-// Keeping the domains distinct is what makes the agents independent
-// witnesses, which the synthesis step rewards.
-var roleFocus = map[string]string{
-	analyzer.RoleLogs: `You are the LOGS specialist. Your domain is application and system log output: error messages, exception types, stack traces, repeated log lines and the first error that appears.
-Look for: explicit error text that names a mechanism ("too many connections", "connection pool exhausted", "deadlock detected", "lock wait timeout", "OutOfMemoryError", "OOMKilled", "No space left on device", "x509: certificate has expired", "no such host", "connection refused", "429 Too Many Requests", "context deadline exceeded"), which component logged it, and which error came first versus which errors are downstream consequences.`,
-	analyzer.RoleMetrics: `You are the METRICS specialist. Your domain is numeric telemetry: latency percentiles, error rates, throughput, CPU, memory, disk usage, connection-pool utilisation, queue depth and consumer lag, cache hit ratio, saturation against limits.
-Look for: which metric moved first, values at or near a hard limit (100% CPU, memory at the container limit, disk at 100%, pool at max), numbers in the metadata and tags as well as in the context, and metrics that are normal and therefore rule a category out.`,
-	analyzer.RoleDeployments: `You are the DEPLOYMENTS specialist. Your domain is change: code releases, rollouts, version bumps, feature flags, configuration and secret changes, infrastructure-as-code applies, migrations.
-Look for: what changed, when, on which service, and whether the failure started right after it, involves what it changed, or went away on rollback. A change that merely happened nearby is not evidence; say so with a refuting or weak finding. Evidence that nothing changed refutes bad_deployment and config_change.`,
-	analyzer.RoleDatabase: `You are the DATABASE specialist. Your domain is the data tier: connection counts and pools, max_connections, slow queries and query plans, missing indexes, locks, lock waits and deadlocks, long-running transactions, replication lag, database CPU and storage.
-Look for: whether the database is the origin of the failure or only a victim of load from elsewhere, and which database mechanism it is (connections, slow queries, or locks).`,
-	analyzer.RoleInfrastructure: `You are the INFRASTRUCTURE specialist. Your domain is the compute and storage the service runs on: hosts, VMs, containers, pods and nodes, OOM kills, restarts and crash loops, CPU throttling, disk and inode usage, evictions, autoscaling, capacity.
-Look for: resource exhaustion on a named host or container (memory, CPU, disk), restarts and their exit reasons, and resources that are healthy and therefore rule a category out.`,
-	analyzer.RoleNetwork: `You are the NETWORK specialist. Your domain is communication between components and with the outside: DNS resolution, TLS handshakes and certificates, connection timeouts and resets, packet loss, partitions between zones or hosts, load balancers, calls to upstream and third-party dependencies, rate limits and quotas imposed by others.
-Look for: which hop fails (name resolution, TLS, TCP, HTTP status from a dependency), whether the failing dependency is internal or external, and whether errors are throttling (429, quota) rather than outages.`,
-}
-
 // categoryDefinitions are one-line definitions of analyzer.Categories, in its order.
 var categoryDefinitions = map[string]string{
 	analyzer.CategoryBadDeployment:          "a code release or rollout of the affected system introduced the fault (failure starts right after it; a rollback fixes it).",
@@ -78,13 +60,13 @@ var categoryDefinitions = map[string]string{
 // every agent's findings can be validated and synthesized the same way. It
 // returns "" for a role that is not one of analyzer.Roles.
 func SystemPrompt(role string) string {
-	focus, ok := roleFocus[role]
-	if !ok {
+	r := analyzer.RoleOf(role)
+	if r == nil {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("You are one of six specialist agents investigating a production incident for an SRE team. The other agents cover the other domains; stay in yours.\n\n")
-	b.WriteString(focus)
+	b.WriteString(r.Brief)
 	b.WriteString("\n\nROOT-CAUSE CATEGORIES (use exactly these ids):\n")
 	for _, c := range analyzer.Categories {
 		fmt.Fprintf(&b, "- %s: %s\n", c, categoryDefinitions[c])
