@@ -86,7 +86,7 @@ func (d *Dashboard) createIncident(c *gin.Context) {
 // incidentView is the incident page. Everything that changes while a person
 // watches lives in Live, which the page's script fetches again and again.
 type incidentView struct {
-	Live   *liveIncident
+	Live *liveIncident
 	// Agents are the roles a person may pick for a pass, each with what it reads.
 	Agents []analyzer.RoleSpec
 	// Categories are the choices of a grade's actual category.
