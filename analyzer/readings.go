@@ -345,13 +345,16 @@ func describes(str float64, format string, a ...any) (judgement, bool) {
 // about any particular system, and a clearly healthy reading argues against
 // its category so the synthesis can rule it out.
 func judge(r *Reading) (judgement, bool) {
-	for _, j := range [...]func(*Reading) (judgement, bool){judgeCompute, judgeDatabase, judgeNetwork, judgeFlow} {
+	for _, j := range signalJudges {
 		if out, ok := j(r); ok {
 			return out, true
 		}
 	}
 	return judgement{}, false
 }
+
+// signalJudges split judge's signals by domain; each answers only for its own.
+var signalJudges = [...]func(*Reading) (judgement, bool){judgeCompute, judgeDatabase, judgeNetwork, judgeFlow}
 
 // useRatio is a reading's use of its limit, when it has one.
 func useRatio(r *Reading) (float64, bool) {

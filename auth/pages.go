@@ -52,7 +52,14 @@ func (s *Signer) OpenPage(tenantID, query, limit, cursor string) (int, string, e
 	return n, c.After, nil
 }
 
-// NextPage is the cursor of the page after the one that ends with lastID.
-func (s *Signer) NextPage(tenantID, query, lastID string) (string, error) {
-	return s.Seal(pageCursor{After: lastID, Tenant: tenantID, Query: query}, cursorTTL)
+// CutPage turns a list read of limit+1 rows (the one past the page tells
+// that another page follows) into the page's rows and the cursor of the next
+// page, "" on the last one. id names a row as the cursor's position.
+func CutPage[T any](s *Signer, tenantID, query string, limit int, rows []T, id func(T) string) ([]T, string, error) {
+	if len(rows) <= limit {
+		return rows, "", nil
+	}
+	rows = rows[:limit]
+	next, err := s.Seal(pageCursor{After: id(rows[limit-1]), Tenant: tenantID, Query: query}, cursorTTL)
+	return rows, next, err
 }

@@ -228,6 +228,15 @@ func Defaults(mode Mode) Config {
 	return c
 }
 
+// productionDefaults is Defaults(ModeProduction), decoded once per process.
+var productionDefaults = Defaults(ModeProduction)
+
+// ProductionDefaults is every setting at its documented production default:
+// what code that was built without a configuration (a test's Activities, an
+// Options literal) falls back to, so a default is never copied into the code
+// that uses it.
+func ProductionDefaults() Config { return productionDefaults }
+
 // Validate reports every problem at once, each naming the environment variable
 // to fix: first each setting's own check from the settings table, then the
 // rules that tie settings together.

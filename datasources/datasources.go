@@ -15,12 +15,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"github.com/causeway/causeway/config"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/causeway/causeway/config"
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/clip"
@@ -146,10 +147,6 @@ type Options struct {
 	MaxSeries int
 }
 
-// defaults holds the documented defaults of the data-source settings
-// (config/settings.go), for an Options built in code that leaves one unset.
-var defaults = config.Defaults(config.ModeProduction)
-
 // Bounds of Options that are not settings.
 const (
 	DefaultMaxSeries = 50
@@ -170,10 +167,10 @@ type Connector struct {
 // NewConnector returns a Connector with o's policy and limits.
 func NewConnector(o Options) *Connector {
 	if o.QueryTimeout <= 0 {
-		o.QueryTimeout = defaults.DataSourceQueryTimeout
+		o.QueryTimeout = config.ProductionDefaults().DataSourceQueryTimeout
 	}
 	if o.ResultCap <= 0 {
-		o.ResultCap = defaults.DataSourceResultCap
+		o.ResultCap = config.ProductionDefaults().DataSourceResultCap
 	}
 	if o.MaxSeries <= 0 {
 		o.MaxSeries = DefaultMaxSeries

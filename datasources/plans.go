@@ -1,10 +1,6 @@
 package datasources
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
 	"github.com/causeway/causeway/analyzer"
 )
 
@@ -281,45 +277,4 @@ func AgentsOf(typ string) []string {
 		}
 	}
 	return out
-}
-
-// RolePlans are the source types an agent role queries and the ids of its
-// plan entries, each sorted: the gathering half of the role's row
-// (analyzer.RoleTable).
-func RolePlans(role string) (types, entries []string) {
-	for _, e := range Plans {
-		if slices.Contains(e.Agents, role) {
-			types = append(types, e.Type)
-			entries = append(entries, e.Type+"/"+e.ID)
-		}
-	}
-	slices.Sort(types)
-	slices.Sort(entries)
-	return slices.Compact(types), slices.Compact(entries)
-}
-
-// RolesMarkdown is the agent-role table of docs/query-plans.md: each role of
-// analyzer.RoleTable with its domain, when triage sends it, the categories it
-// speaks to and the sources and plan entries it reads. A test keeps the page
-// equal to it.
-func RolesMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| agent | reads | dispatched | speaks to | sources | plan entries |\n|---|---|---|---|---|---|\n")
-	for _, r := range analyzer.RoleTable {
-		when := "when its words appear in the alert or context, and for critical alerts"
-		if r.Always {
-			when = "always"
-		}
-		types, entries := RolePlans(r.Name)
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", r.Name, r.Domain, when,
-			codeList(r.Categories), codeList(types), codeList(entries))
-	}
-	return b.String()
-}
-
-func codeList(items []string) string {
-	if len(items) == 0 {
-		return "—"
-	}
-	return "`" + strings.Join(items, "`, `") + "`"
 }

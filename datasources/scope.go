@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/causeway/causeway/config"
 )
 
 // Alert is the part of an incident a query scope is drawn from: what the
@@ -86,7 +88,7 @@ var onsetKeys = []string{"startsAt", "StateChangeTime", "firedDateTime", "starte
 // before the onset (the alert's start, else the incident's creation) to now.
 func ScopeOf(a Alert, now time.Time, lookback time.Duration) Scope {
 	if lookback <= 0 {
-		lookback = defaults.DataSourceLookback
+		lookback = config.ProductionDefaults().DataSourceLookback
 	}
 	sc := Scope{Service: strings.TrimSpace(a.Service), Labels: map[string]string{}}
 	add := func(k, v string) {

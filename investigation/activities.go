@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/causeway/causeway/config"
-
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/llm"
@@ -19,10 +17,6 @@ const (
 	NameSetIncidentStatus = "SetIncidentStatus"
 	NameAddTimeline       = "AddTimeline"
 )
-
-// defaults holds the documented defaults of the settings the pipeline reads
-// (config/settings.go), for activities and presets built in code without them.
-var defaults = config.Defaults(config.ModeProduction)
 
 // Activities holds the dependencies every activity uses.
 type Activities struct {

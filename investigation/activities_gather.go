@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/causeway/causeway/analyzer"
+	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/temporalx"
@@ -75,7 +76,7 @@ func (a *Activities) PlanGathering(ctx context.Context, in GatherPlanInput) (Gat
 	p := datasources.Plan(srcs, sc, in.Agents, a.Gathering.MaxQueries)
 	budget := a.Gathering.Budget
 	if budget <= 0 {
-		budget = defaults.DataSourcePassBudget
+		budget = config.ProductionDefaults().DataSourcePassBudget
 	}
 	return GatherPlan{Queries: p.Queries, Notes: p.Notes, QueryTimeout: a.DataSources.Options().QueryTimeout, Budget: budget}, nil
 }
@@ -183,7 +184,7 @@ func (a *Activities) RunDataSourceQuery(ctx context.Context, in QueryInput) (Que
 
 func (a *Activities) resultCap() int {
 	if a.DataSources == nil {
-		return defaults.DataSourceResultCap
+		return config.ProductionDefaults().DataSourceResultCap
 	}
 	return a.DataSources.Options().ResultCap
 }

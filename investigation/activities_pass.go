@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -119,16 +118,9 @@ func incidentInput(inc *models.Incident, contextEntries []string) analyzer.Input
 
 // union merges two agent lists into one sorted list without repeats.
 func union(a, b []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, r := range append(append([]string(nil), a...), b...) {
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	sort.Strings(out)
-	return out
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // BeginInput starts one investigation pass. Agents may be empty (the previous

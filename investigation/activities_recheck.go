@@ -6,6 +6,7 @@ import (
 
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/clip"
+	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/remediation"
@@ -51,7 +52,7 @@ func (a *Activities) Recheck(ctx context.Context, tenantID, investigationID stri
 	// costs the verification an answer, never its end.
 	budget := a.Gathering.Budget
 	if budget <= 0 {
-		budget = defaults.DataSourcePassBudget
+		budget = config.ProductionDefaults().DataSourcePassBudget
 	}
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()

@@ -16,7 +16,8 @@ import (
 )
 
 // changesEnv is newEnv without its blanket ReadChanges answer, so a test can
-// expect the pass to read changes with concrete arguments.
+// expect the pass to read changes with concrete arguments. Completed passes
+// look for runbooks; these tests have none.
 func changesEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()

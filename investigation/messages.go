@@ -84,6 +84,11 @@ const (
 	ErrTypeInvestigationInProgress = "InvestigationInProgress"
 	ErrTypeQuotaExceeded           = "QuotaExceeded"
 	ErrTypeIncidentResolved        = "IncidentResolved"
+
+	// errTypeQuotaExceededBefore is the update's quota refusal from workers
+	// of earlier releases, which an API may still hear during a rolling
+	// upgrade.
+	errTypeQuotaExceededBefore = "InvestigationQuotaExceeded"
 )
 
 // DefaultAgentTimeout is how long a pass waits for its agents before it

@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/causeway/causeway/config"
 	"github.com/causeway/causeway/temporalx"
 )
 
@@ -52,7 +53,7 @@ func withLLMOptions(ctx workflow.Context) workflow.Context {
 // pass's budget; refusals do not retry at all.
 func withQueryOptions(ctx workflow.Context, timeout, budget time.Duration) workflow.Context {
 	if timeout <= 0 {
-		timeout = defaults.DataSourceQueryTimeout
+		timeout = config.ProductionDefaults().DataSourceQueryTimeout
 	}
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout:    timeout + 5*time.Second,

@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/causeway/causeway/models"
-	"github.com/causeway/causeway/remediation"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -23,15 +22,10 @@ const (
 	invID  = "inv_01TEST_1"
 )
 
+// newEnv is a pass's test environment: every workflow and activity
+// registered, no runbooks and no recorded changes.
 func newEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	env.SetStartTime(t0)
-	Register(env, &Activities{})
-	remediation.Register(env, &remediation.Activities{})
-	// Completed passes look for runbooks; these tests have none.
-	env.OnActivity(remediation.NameProposeRemediations, mock.Anything, mock.AnythingOfType("remediation.ProposeInput")).
-		Return(remediation.ProposeOutput{}, nil).Maybe()
+	env := changesEnv(t)
 	// Passes read the tenant's recorded changes; these tests record none.
 	env.OnActivity(NameReadChanges, mock.Anything, mock.AnythingOfType("ChangesInput")).
 		Return(ChangesOutput{}, nil).Maybe()

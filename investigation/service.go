@@ -230,7 +230,7 @@ func (s *Investigations) startError(ctx context.Context, p auth.Principal, incid
 		switch app.Type() {
 		case ErrTypeInvestigationInProgress:
 			return errcode.New(errcode.InvestigationInProgress, "an investigation of incident %s is already running; wait for it to finish", incidentID)
-		case ErrTypeQuotaExceeded:
+		case ErrTypeQuotaExceeded, errTypeQuotaExceededBefore:
 			return errcode.New(errcode.InvestigationQuota, "the monthly investigation quota of this tenant is used up; it resets on the 1st (UTC)")
 		case ErrTypeIncidentResolved:
 			return errcode.New(errcode.InvalidStatus, "incident %s is resolved; it cannot be investigated again", incidentID)

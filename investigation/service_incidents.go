@@ -125,16 +125,11 @@ func (s *Incidents) List(ctx context.Context, p auth.Principal, in ListInput) (P
 	if err != nil {
 		return Page{}, errcode.Down("the database", err)
 	}
-	page := Page{Items: items, Count: total}
-	if len(items) > limit {
-		page.Items = items[:limit]
-		next, err := s.cursors.NextPage(p.TenantID, query, page.Items[limit-1].ID)
-		if err != nil {
-			return Page{}, err
-		}
-		page.Cursor = next
+	items, next, err := auth.CutPage(s.cursors, p.TenantID, query, limit, items, func(i models.Incident) string { return i.ID })
+	if err != nil {
+		return Page{}, err
 	}
-	return page, nil
+	return Page{Items: items, Cursor: next, Count: total}, nil
 }
 
 // Get returns an incident with its timeline. Another tenant's incident is reported

@@ -296,14 +296,9 @@ func (s *Changes) List(ctx context.Context, p auth.Principal, in ChangeListInput
 	if err != nil {
 		return ChangePage{}, errcode.Down("the database", err)
 	}
-	page := ChangePage{Items: items, Count: total}
-	if len(items) > limit {
-		page.Items = items[:limit]
-		next, err := s.cursors.NextPage(p.TenantID, query, page.Items[limit-1].ID)
-		if err != nil {
-			return ChangePage{}, err
-		}
-		page.Cursor = next
+	items, next, err := auth.CutPage(s.cursors, p.TenantID, query, limit, items, func(c models.Change) string { return c.ID })
+	if err != nil {
+		return ChangePage{}, err
 	}
-	return page, nil
+	return ChangePage{Items: items, Cursor: next, Count: total}, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,22 +50,15 @@ func copyCase(t *testing.T, dir, suite, id string) {
 // series in a real Prometheus): each case gets a row, and the summary counts
 // them. Accuracy is not asserted; the analyzer changes under it.
 func TestEvalOpenSRERunsEachCase(t *testing.T) {
-	if _, _, err := promlab.Binaries(); err != nil {
-		testenv.Missing(t, "%v", err)
-	}
 	dir := t.TempDir()
 	copyCase(t, dir, "eks", "000-healthy")
 	copyCase(t, dir, "eks", "001-oomkilled-crashloop")
 	copyCase(t, dir, "rds_postgres", "012-replication-lag-misleading-events")
-	commandEnv(t, t.TempDir())
-	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if err := evalCommand(ctx, "", []string{"--format", "opensre", dir}, &out); err != nil {
-		t.Fatalf("eval: %v\n%s", err, out.String())
-	}
+	out := runEval(t, 5*time.Minute, func(ctx context.Context, w io.Writer) error {
+		return evalCommand(ctx, "", []string{"--format", "opensre", dir}, w)
+	})
 	rows := map[string][]string{}
-	for _, line := range strings.Split(out.String(), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		if m := openSRERow.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
 			rows[m[1]] = m
 		}
@@ -74,16 +68,16 @@ func TestEvalOpenSRERunsEachCase(t *testing.T) {
 	for id, expected := range want {
 		r, ok := rows[id]
 		if !ok {
-			t.Errorf("no row for %s:\n%s", id, out.String())
+			t.Errorf("no row for %s:\n%s", id, out)
 			continue
 		}
 		if r[2] != expected || r[3] == "" || r[4] == "" {
 			t.Errorf("row %q: expected %q", r[0], expected)
 		}
 	}
-	if !strings.Contains(out.String(), "Category accuracy: ") || !strings.Contains(out.String(), "/3 (") ||
-		!strings.Contains(out.String(), "Median seconds per case: ") || strings.Contains(out.String(), "Did not run") {
-		t.Fatalf("summary:\n%s", out.String())
+	if !strings.Contains(out, "Category accuracy: ") || !strings.Contains(out, "/3 (") ||
+		!strings.Contains(out, "Median seconds per case: ") || strings.Contains(out, "Did not run") {
+		t.Fatalf("summary:\n%s", out)
 	}
 }
 
@@ -92,18 +86,11 @@ func TestEvalOpenSRERunsEachCase(t *testing.T) {
 // answers in OpenSRE's category (answer.yml, mapped by docs/opensre.md) and
 // no answer a case forbids. The expected values are OpenSRE's own labels.
 func TestOpenSRESuitesMeetTheBar(t *testing.T) {
-	if _, _, err := promlab.Binaries(); err != nil {
-		testenv.Missing(t, "%v", err)
-	}
-	commandEnv(t, t.TempDir())
-	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if err := evalCommand(ctx, "", []string{"--format", "opensre", filepath.Join("testdata", "opensre")}, &out); err != nil {
-		t.Fatalf("eval: %v\n%s", err, out.String())
-	}
+	out := runEval(t, 10*time.Minute, func(ctx context.Context, w io.Writer) error {
+		return evalCommand(ctx, "", []string{"--format", "opensre", filepath.Join("testdata", "opensre")}, w)
+	})
 	right, forbidden, rows := 0, 0, 0
-	for _, line := range strings.Split(out.String(), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		m := openSRERow.FindStringSubmatch(strings.TrimSpace(line))
 		if m == nil {
 			continue
@@ -117,7 +104,7 @@ func TestOpenSRESuitesMeetTheBar(t *testing.T) {
 		}
 	}
 	if rows != 29 || right < 26 || forbidden != 0 {
-		t.Fatalf("%d cases, %d right, %d forbidden; want 29, ≥ 26, 0:\n%s", rows, right, forbidden, out.String())
+		t.Fatalf("%d cases, %d right, %d forbidden; want 29, ≥ 26, 0:\n%s", rows, right, forbidden, out)
 	}
 }
 
@@ -127,19 +114,12 @@ func TestOpenSRESuitesMeetTheBar(t *testing.T) {
 // API replay over TLS: at least 27 of 30 answers name the labelled category
 // and at least 27 the labelled culprit.
 func TestKubernetesDevelopmentSetMeetsTheBar(t *testing.T) {
-	if _, _, err := promlab.Binaries(); err != nil {
-		testenv.Missing(t, "%v", err)
-	}
-	commandEnv(t, t.TempDir())
-	var out bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	if err := evaluate(ctx, "", filepath.Join("..", "..", "analyzer", "testdata", "kubernetes", "dev"), &out); err != nil {
-		t.Fatalf("eval: %v\n%s", err, out.String())
-	}
+	out := runEval(t, 10*time.Minute, func(ctx context.Context, w io.Writer) error {
+		return evaluate(ctx, "", filepath.Join("..", "..", "analyzer", "testdata", "kubernetes", "dev"), w)
+	})
 	accuracy, culprits := regexp.MustCompile(`^Accuracy: (\d+)/(\d+)`), regexp.MustCompile(`^Culprit@1: (\d+)/(\d+)`)
 	var cat, catOf, cul, culOf int
-	for _, line := range strings.Split(out.String(), "\n") {
+	for _, line := range strings.Split(out, "\n") {
 		if m := accuracy.FindStringSubmatch(line); m != nil {
 			cat, catOf = atoi(m[1]), atoi(m[2])
 		}
@@ -148,8 +128,25 @@ func TestKubernetesDevelopmentSetMeetsTheBar(t *testing.T) {
 		}
 	}
 	if catOf != 30 || culOf != 30 || cat < 27 || cul < 27 {
-		t.Fatalf("category %d/%d, culprit %d/%d; want ≥ 27 of 30 each:\n%s", cat, catOf, cul, culOf, out.String())
+		t.Fatalf("category %d/%d, culprit %d/%d; want ≥ 27 of 30 each:\n%s", cat, catOf, cul, culOf, out)
 	}
+}
+
+// runEval runs an eval command the way the CLI does, with a real Prometheus
+// required, and returns what it printed; the command's failure fails t.
+func runEval(t *testing.T, timeout time.Duration, eval func(ctx context.Context, out io.Writer) error) string {
+	t.Helper()
+	if _, _, err := promlab.Binaries(); err != nil {
+		testenv.Missing(t, "%v", err)
+	}
+	commandEnv(t, t.TempDir())
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if err := eval(ctx, &out); err != nil {
+		t.Fatalf("eval: %v\n%s", err, out.String())
+	}
+	return out.String()
 }
 
 func atoi(s string) int {
