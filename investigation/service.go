@@ -252,7 +252,7 @@ func (s *Investigations) contextFits(ctx context.Context, inc *models.Incident, 
 		return errcode.Down("the database", err)
 	}
 	lim := models.IncidentContextLimits
-	if n >= lim.Entries || b+len(text) > lim.Bytes {
+	if !lim.Admit(n, b, len(text)) {
 		return contextError(&ContextLimitError{Limits: lim, Entries: n, Bytes: b, Adding: len(text)})
 	}
 	return nil

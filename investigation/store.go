@@ -138,7 +138,7 @@ func (s *Store) AddInvestigationContextWithin(ctx context.Context, c *models.Inv
 		if err != nil {
 			return err
 		}
-		if n >= lim.Entries || b+len(c.Content) > lim.Bytes {
+		if !lim.Admit(n, b, len(c.Content)) {
 			return &ContextLimitError{Limits: lim, Entries: n, Bytes: b, Adding: len(c.Content)}
 		}
 		return models.InsertContext(tx, c)

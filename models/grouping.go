@@ -165,7 +165,7 @@ func joinAlert(tx *gorm.DB, g GroupSpec, anchor *Incident) error {
 		return nil
 	}
 	n, b, err := ContextUsageIn(tx, anchor.TenantID, anchor.ID)
-	if err != nil || n >= g.Limits.Entries || b+len(g.Context) > g.Limits.Bytes {
+	if err != nil || !g.Limits.Admit(n, b, len(g.Context)) {
 		return err
 	}
 	c := InvestigationContext{TenantID: anchor.TenantID, IncidentID: anchor.ID, Content: g.Context,

@@ -237,6 +237,12 @@ type ContextLimits struct {
 	Bytes   int
 }
 
+// Admit reports whether an incident holding entries entries of bytes bytes
+// may take one more of adding bytes.
+func (l ContextLimits) Admit(entries, bytes, adding int) bool {
+	return entries < l.Entries && bytes+adding <= l.Bytes
+}
+
 // IncidentContextLimits bound all supplemental context of one incident: every
 // pass reads all of it, so without a bound one incident could make every later
 // pass (and its prompts) arbitrarily large. The byte limit is what an agent
