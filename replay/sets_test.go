@@ -32,3 +32,29 @@ func TestSnapshotSetsLoad(t *testing.T) {
 	}
 	t.Logf("%d snapshot scenarios", total)
 }
+
+// TestLiveAndProseSetsLoad: every file of the exporter, rollout and prose
+// sets (analyzer/testdata/live, analyzer/testdata/sealed/*) loads strictly:
+// a live-data file holds the systems it is replayed from, a prose file none.
+func TestLiveAndProseSetsLoad(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("..", "analyzer", "testdata", "sealed", "*"))
+	dirs = append(dirs, filepath.Join("..", "analyzer", "testdata", "live"))
+	total := 0
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		scenarios, err := LoadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		live := filepath.Base(dir) != "prose"
+		for _, s := range scenarios {
+			total++
+			if s.Snapshot() != live {
+				t.Errorf("%s/%s: a file of a live set replays systems, a prose file none", filepath.Base(dir), s.ID)
+			}
+		}
+	}
+	t.Logf("%d scenarios", total)
+}

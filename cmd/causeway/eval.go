@@ -207,7 +207,15 @@ func evalScenario(ctx context.Context, env *evalEnv, s replay.Scenario) (evalRes
 			return evalResult{}, err
 		}
 	}
-	if len(s.Changes) > 0 {
+	switch {
+	case len(s.Changes) > 0 && s.Snapshot():
+		// A snapshot's changes are dated in its own time frame and move
+		// with the rest of it, so a change keeps its place against the
+		// series, log lines and objects around it.
+		if _, err := recordScenarioChanges(ctx, a.Store, p.TenantID, shiftChanges(s.Changes, now.Sub(*s.Now)), now); err != nil {
+			return evalResult{}, err
+		}
+	case len(s.Changes) > 0:
 		// The incident opens just after the latest change, so they fall in
 		// the window a pass reads.
 		var err error
@@ -309,6 +317,22 @@ func recordScenarioChanges(ctx context.Context, store *models.Store, tenantID st
 		}
 	}
 	return opens, nil
+}
+
+// shiftChanges returns cs with every time moved by shift.
+func shiftChanges(cs []analyzer.Change, shift time.Duration) []analyzer.Change {
+	out := make([]analyzer.Change, len(cs))
+	for i, c := range cs {
+		if !c.StartedAt.IsZero() {
+			c.StartedAt = c.StartedAt.Add(shift)
+		}
+		if c.FinishedAt != nil {
+			f := c.FinishedAt.Add(shift)
+			c.FinishedAt = &f
+		}
+		out[i] = c
+	}
+	return out
 }
 
 // printSummary prints accuracy, the confusion table and mean confidence of right

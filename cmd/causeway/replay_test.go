@@ -87,3 +87,18 @@ func TestEvalServesASnapshotFile(t *testing.T) {
 		t.Fatalf("snapshot row %q:\n%s", row, out.String())
 	}
 }
+
+// TestSnapshotChangesMoveWithTheSnapshot: a snapshot's recorded changes keep
+// their distance to its "now" when the replay moves the file to the present.
+func TestSnapshotChangesMoveWithTheSnapshot(t *testing.T) {
+	started := time.Date(2026, 3, 1, 9, 50, 0, 0, time.UTC)
+	finished := started.Add(2 * time.Minute)
+	in := []analyzer.Change{{Service: "checkout", Kind: "deployment", Description: "v2", StartedAt: started, FinishedAt: &finished}, {Service: "x", Kind: "config", Description: "undated"}}
+	out := shiftChanges(in, 3*time.Hour)
+	if !out[0].StartedAt.Equal(time.Date(2026, 3, 1, 12, 50, 0, 0, time.UTC)) || !out[0].FinishedAt.Equal(time.Date(2026, 3, 1, 12, 52, 0, 0, time.UTC)) {
+		t.Fatalf("shifted change %v – %v", out[0].StartedAt, out[0].FinishedAt)
+	}
+	if !out[1].StartedAt.IsZero() || !in[0].StartedAt.Equal(started) || !in[0].FinishedAt.Equal(finished) {
+		t.Fatalf("an undated change gains a date, or the input moved: %+v %+v", out[1], in[0])
+	}
+}
