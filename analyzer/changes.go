@@ -12,6 +12,10 @@ import (
 type stamp struct{ day, min int }
 
 var (
+	// Timestamps as logs print them: ISO 8601/RFC 3339, syslog and
+	// Java/Python logging ("Jan 2 15:04"), RFC 2822 ("2 Jan 2006 15:04"),
+	// bare clock times; startedRe and onsetKeyRe are Alertmanager's and
+	// PagerDuty's "startsAt"/"started"/"triggered"/"fired" fields.
 	isoTimeRe  = regexp.MustCompile(`(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2}))?`)
 	monTimeRe  = regexp.MustCompile(`(?i)\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+(\d{1,2}),?\s+(?:(\d{4})\s+)?(\d{2}):(\d{2})`)
 	dayMonRe   = regexp.MustCompile(`(?i)\b(\d{1,2})\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+(\d{4})\s+(\d{2}):(\d{2})`)
@@ -20,23 +24,49 @@ var (
 	onsetKeyRe = regexp.MustCompile(`(?i)start|trigger|fired|since|began|onset|first`)
 	months     = map[string]int{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
 
-	deployRe = re(`\b(deploy(ed|ing|ment)?|rolled out|roll(ing)? out|rollout|released|release v?\d|upgraded?|helm upgrade|synced|new image|image [^ ]+ (updated|pushed)|canary|promoted to)\b|\bsync(ed|ing)? \S+ to \S*\d`)
+	// Release vocabulary of Kubernetes (Deployment, rollout), Helm ("helm
+	// upgrade"), Argo CD ("Synced"), Argo Rollouts/Flagger (canary,
+	// "promoted"), container registries ("image pushed").
+	deployRe = re(`\b(deploy(ed|ing|ment)?|rolled out|roll(ing)? out|rollout|released|release v?\d|upgraded?|helm upgrade|synced|new image|image [^ ]+ (updated|pushed)|canary|promoted to)\b`)
 	// deployHookRe is a certificate or package manager's hook that merely
-	// reloads a service: not a release.
+	// reloads a service, not a release: certbot ("Running deploy-hook
+	// command"), and kubectl's resource names (deployment.apps/x).
 	deployHookRe = re(`deploy[-_ ]hook|\bdeploy(ment)?(\.apps)?/`)
-	configRe     = re(`feature[- ]flag|\bflag[=: ]|percentage rollout|configmap|config(uration)? (change|update|push|reload)|\bconfig\b[^.]*\b(updated|changed|applied|pushed|edited)|(updated|changed|applied|pushed|edited)[^.]*\bconfig\b|terraform apply|ansible|values\.ya?ml|parameter group|\bsysctl\b|toggled|launchdarkly|unleash|env(ironment)? var\w*[^.]*(changed|updated|set)|(setting|parameter|timeout|limit) changed|changed [^.]*(setting|parameter|value)|config/write|app ?settings? (change|update|write)|connection ?strings?\b|virtualservice|destinationrule|per-route timeout|\b(add|added|adds|set|sets|raised?|lowered|reduced?|increased?|changed?)\b[^.]*\b(timeouts?|retries|thresholds?|ttl|pool size)\b|\b[a-z_]\w*(\.[a-z_]\w*)+[:=]?\s+\S+\s*(->|→)\s*\S+|\bvcl\b|service version|\bversion \d+ activated|\w-config\b|config (repo|pipeline)|\bkv put\b|keys? written`)
+	// Configuration vocabulary: feature flags (LaunchDarkly, Unleash,
+	// "percentage rollout", "toggled"), Kubernetes ConfigMaps and Helm
+	// values.yaml, Terraform ("terraform apply") and Ansible, Amazon RDS
+	// parameter groups, Linux sysctl, Heroku config vars, Azure Resource
+	// Manager (Microsoft.Web/sites/config/write, App Service connection
+	// strings), Istio VirtualService/DestinationRule, Varnish and Fastly (VCL,
+	// service versions), Consul ("consul kv put"), and key: old -> new diffs
+	// as Terraform plans and change tickets print them.
+	configRe = re(`feature[- ]flag|\bflag[=: ]|percentage rollout|configmap|config(uration)? (change|update|push|reload)|\bconfig\b[^.]*\b(updated|changed|applied|pushed|edited)|(updated|changed|applied|pushed|edited)[^.]*\bconfig\b|terraform apply|ansible|values\.ya?ml|parameter group|\bsysctl\b|toggled|launchdarkly|unleash|env(ironment)? var\w*[^.]*(changed|updated|set)|(setting|parameter|timeout|limit) changed|changed [^.]*(setting|parameter|value)|config/write|connection ?strings?\b|virtualservice|destinationrule|\b(add|added|adds|set|sets|raised?|lowered|reduced?|increased?|changed?)\b[^.]*\b(timeouts?|retries|thresholds?|ttl|pool size)\b|\b[a-z_]\w*(\.[a-z_]\w*)+[:=]?\s+\S+\s*(->|→)\s*\S+|\bvcl\b|service version|\w-config\b|\bkv put\b`)
 
-	deployRevertRe = re(`\broll(ed|ing|s)?[ -]?back|\brevert(ed|ing|s)?\b|\bdowngrad|rollout undo|\bundo\b|previous (version|image|release|revision)|\bre-?activated\b`)
-	configRevertRe = re(`\bdial(ed|led)? [^.]*\bback|turned [^.]*\boff\b|disabled (the )?(flag|feature|toggle)|\bflag\b[^.]*\b(off|disabled|back to)|(revert|restor|roll)\w*( back)? (the )?(config|configmap|setting|value|parameter|flag|change to)`)
+	// Undoing a release: "kubectl rollout undo", "helm rollback", Argo CD and
+	// Spinnaker rollbacks, git revert, a previous image or revision.
+	deployRevertRe = re(`\broll(ed|ing|s)?[ -]?back|\brevert(ed|ing|s)?\b|\bdowngrad|rollout undo|\bundo\b|previous (version|image|release|revision)`)
+	// Undoing a configuration change: LaunchDarkly's audit log ("Turned off
+	// the flag"), disabled flags, restored settings.
+	configRevertRe = re(`turned [^.]*\boff\b|disabled (the )?(flag|feature|toggle)|\bflag\b[^.]*\b(off|disabled|back to)|(revert|restor|roll)\w*( back)? (the )?(config|configmap|setting|value|parameter|flag|change to)`)
 	configWordRe   = re(`config|flag|setting|parameter|toggle|timeout|limit`)
-	recoveryRe     = re(`back to (normal|baseline|~?\d)|\brecover(ed|y)\b|\b(errors?|5xx|\w*\d{3}s|failures|waits?|timeouts|restarts|alerts?|latency)\s+(have\s+)?(stopped|dropped|cleared|gone|ended|subsided|disappeared)|\bresolved\b|normal again|(error rate|latency|errors)( is| are)? (normal|ok)|\bfixed\b|healthy again|pods running|-> pods running|no restarts since|stopped at \d|went away|\brestored\b|(ratio|rate) (is |back to |at |of )?0(\.\d+)?\s?%|succeed(ing|s|ed)? again|working again|\b5xx:? 0(/min|/s|%)|\b0 (errors|fatals|failures|5xx|exceptions)\b|no (more )?(errors|fatals|failures) since|\bgone\b|\(normal( background)?\)|down to (normal|baseline)|(accepted|processed|delivered|went through) (again|at \d{1,2}:\d{2})`)
-	noRecoveryRe   = re(`\bstill\b|\bcontinu|no (change|improvement|effect|difference)|did(n't| not) (help|fix|change)|\bpersist|same rate|no better|\bunchanged\b|not (improve|recover)`)
-	pctRolloutRe   = re(`percentage rollout`)
-	hhmmRe         = regexp.MustCompile(`(\d{1,2}):(\d{2})`)
-	versionRe      = re(`\bv\d+(\.\d+)+|\b\d+\.\d+\.\d+`)
-	changeExclRe   = re(`\b(error|errors|exception|fail\w*|warn\w*|traceback|panic)\b`)
-	configNounRe   = re(`\bconfig(uration|map)?\b`)
-	errorishRe     = re(`\berror|\berr\b|fail|exception|panic|fatal|\bwarn|timeout|timed out|refused|denied|\b5\d\d\b|\b429\b|\bcrit\b|traceback|unreachable|\bdown\b|oom`)
+	// Symptoms ending, as alerting and status tools word it (Alertmanager
+	// "RESOLVED", Nagios "RECOVERY", Statuspage "Resolved", AWS Health
+	// "recovered"/"restored", kubectl STATUS Running) and as it shows in the
+	// symptom's own numbers (error rate back to 0%, "0 errors").
+	recoveryRe = re(`back to (normal|baseline|~?\d)|\brecover(ed|y)\b|\b(errors?|5xx|\w*\d{3}s|failures|waits?|timeouts|restarts|alerts?|latency)\s+(have\s+)?(stopped|dropped|cleared|gone|ended|subsided|disappeared)|\bresolved\b|normal again|(error rate|latency|errors)( is| are)? (normal|ok)|\bfixed\b|healthy again|pods running|stopped at \d|went away|\brestored\b|(ratio|rate) (is |back to |at |of )?0(\.\d+)?\s?%|working again|\b0 (errors|fatals|failures|5xx|exceptions)\b|no (more )?(errors|fatals|failures) since|\bgone\b|down to (normal|baseline)`)
+	// Symptoms outlasting a change, in the same vocabulary.
+	noRecoveryRe = re(`\bstill\b|\bcontinu|no (change|improvement|effect|difference)|did(n't| not) (help|fix|change)|\bpersist|no better|\bunchanged\b|not (improve|recover)`)
+	// LaunchDarkly's and Unleash's gradual flag rollout.
+	pctRolloutRe = re(`percentage rollout`)
+	hhmmRe       = regexp.MustCompile(`(\d{1,2}):(\d{2})`)
+	// Semantic versions (v1.4.2, 2.14.0).
+	versionRe = re(`\bv\d+(\.\d+)+|\b\d+\.\d+\.\d+`)
+	// Log levels and failure words (syslog, log4j, Python logging, Go
+	// panics) and HTTP status codes: what a change line is not, and what an
+	// onset line is.
+	changeExclRe = re(`\b(error|errors|exception|fail\w*|warn\w*|traceback|panic)\b`)
+	configNounRe = re(`\bconfig(uration|map)?\b`)
+	errorishRe   = re(`\berror|\berr\b|fail|exception|panic|fatal|\bwarn|timeout|timed out|refused|denied|\b5\d\d\b|\b429\b|\bcrit\b|traceback|unreachable|\bdown\b|oom`)
 )
 
 func dayNum(y, m, d int) int { return y*372 + m*31 + d }
@@ -321,6 +351,8 @@ func changeKindHits(c *corpus, changes []change, isChange []bool, on stamp, have
 	return out
 }
 
+// A redeploy of a named release, and the release the input calls the last
+// good one (Argo CD and Spinnaker "redeploy", "previous release").
 var (
 	redeployRe = re(`\bre-?deploy(ed|ing|s)?\b`)
 	previousRe = re(`\bprevious\b|\blast (known )?good\b|\bprior (release|version)`)

@@ -6,6 +6,19 @@ import (
 	"strings"
 )
 
+// Readings as tools print them: before -> after series, percentages, a/b
+// ratios against a limit. metricKW names the metrics a percentage belongs to:
+// Redis keyspace_hits and Memcached get_hits, node_exporter and cAdvisor CPU,
+// memory (RSS, working set) and filesystem use (df "Use%", inodes, /dev/),
+// ping/mtr packet loss, HTTP 4xx/5xx and error ratios, latency quantiles
+// (p99), LaunchDarkly percentage rollouts. loadAvgRe is uptime/top ("load
+// average:"), hikariRe HikariCP's pool stats ("active=10, idle=0,
+// waiting=23"), maxConnRe/curConnRe PostgreSQL max_connections and
+// pg_stat_database numbackends, MySQL Threads_connected, PgBouncer clients;
+// produceRe/consumeRe RabbitMQ's management rates (publish, deliver/ack) and
+// Kafka's incoming byte rate; growthRe a memory series (JVM heap, RSS,
+// Kubernetes working set, Windows "Private Bytes") rising; dfRowRe a df row
+// at 95-100%.
 var (
 	arrowRe    = regexp.MustCompile(`->|→|=>`)
 	fromToRe   = regexp.MustCompile(`(?i)\bfrom\s+(\d[\d,]*(?:\.\d+)?)\s*([kmg]?)\S*\s+to\s+(\d[\d,]*(?:\.\d+)?)\s*([kmg]?)`)
@@ -80,6 +93,17 @@ type seriesRule struct {
 	factor float64
 }
 
+// seriesRules name the metric a before -> after series belongs to: Redis INFO
+// (keyspace_hits/keyspace_misses, evicted_keys) and Memcached stats
+// (get_hits, get_misses, evictions); Kafka consumer lag, RabbitMQ
+// messages_ready/unacked, SQS ApproximateAgeOfOldestMessage; cgroup CFS
+// throttling (nr_throttled, container_cpu_cfs_throttled_periods_total);
+// request throttling (AWS ThrottledRequests, HTTP 429, rejected); database
+// lock waits (pg_locks, innodb_row_lock_waits); TCP retransmits and drops
+// (node_netstat_Tcp_RetransSegs, interface drops); DNS RCODEs (CoreDNS
+// coredns_dns_responses_total{rcode="SERVFAIL"}); table and collection sizes
+// (pg_class reltuples, MongoDB collStats count); memory (JVM heap, RSS,
+// container_memory_working_set_bytes).
 var seriesRules = []seriesRule{
 	{re(`hit(s)?[ _]?(ratio|rate)|get_hits`), CategoryCacheFailure, "the cache hit ratio collapsing", rMetDB, 0.85, false, 15},
 	{re(`\bmiss(es)?\b|get_misses|keyspace_misses`), CategoryCacheFailure, "cache misses surging", rMet, 0.6, true, 3},
@@ -312,6 +336,9 @@ func lineNumericHits(c *corpus, li int, w float64) []hit {
 	return out
 }
 
+// metaNumKeys are alert label and annotation names that carry a backlog size
+// (kafka-lag-exporter, RabbitMQ and SQS exporters: lag, backlog, queue, ready,
+// depth).
 var metaNumKeys = regexp.MustCompile(`(?i)lag|backlog|queue|ready|depth`)
 
 // fieldHits reads structured metadata values that carry a signal by name.

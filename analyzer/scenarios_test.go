@@ -80,8 +80,10 @@ func TestHoldoutScenarios(t *testing.T) {
 	if total < 16 {
 		t.Fatalf("holdout has %d scenarios, want >= 16", total)
 	}
-	if float64(correct) < 0.8*float64(total) {
-		t.Fatalf("holdout accuracy %d/%d, want >= 80%%", correct, total)
+	// 93 of 100 since the rules match only what systems print (98 while
+	// some rules copied the narration of these files).
+	if float64(correct) < 0.93*float64(total) {
+		t.Fatalf("holdout accuracy %d/%d, want >= 93%%", correct, total)
 	}
 }
 

@@ -101,22 +101,30 @@ func buildCorpus(in Input) *corpus {
 	return c
 }
 
+// clauseSep splits English sentences and table rows (psql, kubectl, Markdown "|")
+// into clauses.
 var clauseSep = regexp.MustCompile(`; |;; |, | \| |\. |\? `)
 
 var (
 	// mitigationRe recognizes a line that reports an action taken during the
 	// incident ("16:18 killed pid 28811; lock waits 0"); clockRe pins it in time.
-	mitigationRe = regexp.MustCompile(`(?i)\b(terminat\w*|kill(ed|ing)?|restart(ed|ing)?|revert\w*|rolled back|roll(ing)? back|scaled|switched|exempted|deleted|removed|disabled|block(ed|ing)|drained|failed over|flushed|mitigat\w*|pg_terminate_backend|added)\b`)
+	// The verbs are those of the tools' own commands and audit logs: kill,
+	// kubectl rollout restart/undo/scale/drain/delete, git revert, Redis
+	// FLUSHALL, RDS failover, PostgreSQL pg_terminate_backend.
+	mitigationRe = regexp.MustCompile(`(?i)\b(terminat\w*|kill(ed|ing)?|restart(ed|ing)?|revert\w*|rolled back|roll(ing)? back|scaled|switched|deleted|removed|disabled|block(ed|ing)|drained|failed over|flushed|mitigat\w*|pg_terminate_backend|added)\b`)
 	clockRe      = regexp.MustCompile(`\b\d{1,2}:\d{2}\b`)
 
 	// adviceRe is a numbered piece of advice, as libraries print under an
-	// error ("2. Tracking down slow queries..."): it names causes to check,
-	// not causes seen.
+	// error (Elixir DBConnection: "2. Tracking down slow queries and making
+	// sure they are running fast enough"): it names causes to check, not
+	// causes seen.
 	adviceRe = regexp.MustCompile(`(?i)^\s*\d+[.)]\s+(ensur|track|increas|allow|check|consider|mak|try|verif|reduc|add)\w*\b`)
-	// speculativeRe marks a guess ("maybe GC?", "could it be the cache").
+	// speculativeRe marks a guess ("maybe GC?", "could it be the cache"):
+	// English hedges, not any system's words.
 	speculativeRe = regexp.MustCompile(`(?i)\b(maybe|perhaps|might be|could (it )?be|i guess|i think|wondering|wonder if|is it|looks like|probably|can't be|cannot be|must be)\b`)
-	// dismissRe marks a signal someone explained away in the same sentence.
-	dismissRe   = regexp.MustCompile(`(?i)\b(not ours|not our (service|problem|consumer|app)|(other|another|different) team'?s|own consumer|unrelated|red herring|not related|not the cause|nothing to do with|ruled out)\b`)
+	// dismissRe marks a signal someone explained away in the same sentence,
+	// in plain English.
+	dismissRe   = regexp.MustCompile(`(?i)\b(not ours|not our (service|problem|consumer|app)|(other|another|different) team'?s|unrelated|red herring|not related|not the cause|nothing to do with|ruled out)\b`)
 	sentenceEnd = regexp.MustCompile(`[.?!](\s|$)`)
 )
 
@@ -224,6 +232,9 @@ func validTail(t string) bool {
 	return strings.ToValidUTF8(t, "\x00") == t
 }
 
+// English negation ("no lock waits", "0 restarts"), words that call a reading
+// normal, words of change, and a zero reading after a metric's name
+// ("evictions: 0", "n/a").
 var (
 	negBefore = regexp.MustCompile(`(?i)(\b(no|not|without|zero|none|never|nothing|neither|nor|isn't|aren't|wasn't|weren't|didn't|doesn't|don't|hasn't|haven't)\b|(^|[^\w.,])0 +([a-z]|$))`)
 	normalRe  = regexp.MustCompile(`(?i)\b(unchanged|normal|healthy|flat|unremarkable|stable|steady|operational|nominal|as usual|fine)\b`)
@@ -232,8 +243,10 @@ var (
 )
 
 // errorNo is the word after "no" in error messages that say something is
-// missing ("no more connections allowed", "no such host", "no route to host",
-// "no space left"): there "no" states the failure rather than denying it.
+// missing: PgBouncer "no more connections allowed", Go "no such host", Linux
+// "No route to host" and "No space left on device", Envoy "no healthy
+// upstream", dig "no servers could be reached": there "no" states the failure
+// rather than denying it.
 var errorNo = regexp.MustCompile(`(?i)^\s+(more|such|route|space|healthy|free|available|servers|left)\b`)
 
 // negatedBy reports whether text before a match negates it, ignoring the "no"
