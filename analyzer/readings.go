@@ -38,6 +38,10 @@ const (
 	// SignalProbeResolved: Value is the lowest probe_ip_protocol; 0 means the
 	// prober could not resolve the target's name.
 	SignalProbeResolved = "probe_resolved"
+	// SignalProbeHTTPStatus: Value is the HTTP status code a blackbox probe
+	// last received (blackbox_exporter's probe_http_status_code; 0 when no
+	// response came).
+	SignalProbeHTTPStatus = "probe_http_status"
 	// SignalCertExpiry: Value is the certificate's notAfter in Unix seconds,
 	// judged against the reading's time.
 	SignalCertExpiry = "cert_expiry"
@@ -504,6 +508,15 @@ func judgeNetwork(r *Reading) (judgement, bool) {
 	case SignalProbeSuccess:
 		if r.Value < 1 {
 			return describes(0.4, "a blackbox probe failing")
+		}
+	case SignalProbeHTTPStatus:
+		// A status is what the target answered, not why: the symptom of a
+		// cause the other series tell.
+		switch {
+		case r.Value == 0:
+			return describes(0.3, "a blackbox probe receiving no HTTP response")
+		case r.Value >= 400:
+			return describes(0.3, "a blackbox probe answered HTTP %.0f", r.Value)
 		}
 	case SignalProbeResolved:
 		if r.Value == 0 {

@@ -53,7 +53,7 @@ func init() {
 
 // planLoki renders the log queries for the service.
 func planLoki(s Source, sc Scope, roles []string) ([]Query, []string) {
-	if sc.Service == "" && len(sc.DBInstances) == 0 {
+	if sc.Service == "" && len(sc.DBInstances) == 0 && sc.Labels["pod"] == "" {
 		return nil, []string{fmt.Sprintf("loki source %q not queried: the alert names no service to scope its queries to", s.Name)}
 	}
 	label, _ := s.Settings["serviceLabel"].(string)
@@ -74,10 +74,20 @@ func planLoki(s Source, sc Scope, roles []string) ([]Query, []string) {
 // renderLogQL fills $S with the stream matchers: the service label, and
 // each narrowing label the alert carries, written to also match streams
 // without that label.
+//
+// An alert on a pod whose name is not the service's (a kube-state-metrics
+// rule whose job label became the service, or one with no service at all)
+// reads the streams of the pod's workload instead: the pod's name less the
+// suffixes its controller generates, so the pods around it are read too.
 func renderLogQL(tmpl string, sc Scope, serviceLabel string) string {
 	parts := []string{serviceLabel + `="` + escapeLabelValue(sc.Service) + `"`}
+	skip := serviceLabel
+	if pod := sc.Labels["pod"]; pod != "" && (sc.Service == "" || !strings.HasPrefix(pod, sc.Service+"-")) {
+		parts = []string{`pod=~"` + escapeLabelValue(regexp.QuoteMeta(podWorkload(pod))) + `-.+"`}
+		skip = "pod"
+	}
 	for _, k := range lokiNarrowing {
-		if v, ok := sc.Labels[k]; ok && k != serviceLabel {
+		if v, ok := sc.Labels[k]; ok && k != skip {
 			parts = append(parts, k+`=~"`+escapeLabelValue(regexp.QuoteMeta(v))+`|"`)
 		}
 	}
@@ -85,6 +95,25 @@ func renderLogQL(tmpl string, sc Scope, serviceLabel string) string {
 		tmpl = strings.ReplaceAll(tmpl, "$RDS", dbInstancesPattern(sc))
 	}
 	return strings.ReplaceAll(tmpl, "$S", strings.Join(parts, ", "))
+}
+
+// Pod names as controllers generate them: a Deployment's ReplicaSet adds
+// the pod-template hash and five characters, a StatefulSet an ordinal, a
+// DaemonSet or Job five characters.
+var (
+	replicaSetPodRe = regexp.MustCompile(`^(.+)-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
+	ordinalPodRe    = regexp.MustCompile(`^(.+)-[0-9]+$`)
+	suffixPodRe     = regexp.MustCompile(`^(.+)-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
+)
+
+// podWorkload is the name of the workload a pod's name says it belongs to.
+func podWorkload(pod string) string {
+	for _, re := range []*regexp.Regexp{replicaSetPodRe, ordinalPodRe, suffixPodRe} {
+		if m := re.FindStringSubmatch(pod); m != nil {
+			return m[1]
+		}
+	}
+	return pod
 }
 
 // loki queries Loki's HTTP API (/loki/api/v1).

@@ -115,3 +115,24 @@ func TestLogAnswersAreBounded(t *testing.T) {
 		t.Fatalf("count: %+v", res["error_count"].Readings)
 	}
 }
+
+// TestLogQueriesFollowTheAlertsPod: an alert on a pod whose name is not the
+// service's (kube-state-metrics' job became the service) reads the streams
+// of the pod's workload; a pod of the service only narrows.
+func TestLogQueriesFollowTheAlertsPod(t *testing.T) {
+	for _, c := range []struct{ service, pod, want string }{
+		{"kube-state-metrics", "checkout-7d9f8c6b5d-x2vqk", `{pod=~"checkout-.+", namespace=~"shop|"}`},
+		{"", "ledger-2", `{pod=~"ledger-.+", namespace=~"shop|"}`},
+		{"", "fluent-bit-zx8pq", `{pod=~"fluent-bit-.+", namespace=~"shop|"}`},
+		{"checkout", "checkout-7d9f8c6b5d-x2vqk", `{service_name="checkout", namespace=~"shop|", pod=~"checkout-7d9f8c6b5d-x2vqk|"}`},
+	} {
+		sc := Scope{Service: c.service, Labels: map[string]string{"namespace": "shop", "pod": c.pod}}
+		if got := renderLogQL(`{$S}`, sc, defaultLokiServiceLabel); got != c.want {
+			t.Errorf("service %q pod %q: %s, want %s", c.service, c.pod, got, c.want)
+		}
+	}
+	qs, notes := planLoki(Source{ID: "ds", Name: "logs", Type: TypeLoki}, Scope{Labels: map[string]string{"pod": "ledger-2"}}, []string{analyzer.RoleLogs})
+	if len(qs) == 0 {
+		t.Fatalf("an alert naming only a pod reads no logs: %v", notes)
+	}
+}

@@ -139,20 +139,28 @@ var (
 )
 
 // renderPromQL fills an entry's query for a service: each <<…>> group is
-// repeated once per way a series can belong to the service, joined by or;
+// repeated once per way a series can belong to the alert, joined by or;
 // $S becomes that way's matcher plus the alert's narrowing matchers; $W the
-// window; $RDS the matcher of the RDS instances the alert names.
-func renderPromQL(tmpl string, sc Scope, serviceLabel string) string {
-	labels := defaultServiceLabels
-	if serviceLabel != "" {
-		labels = []string{serviceLabel}
-	}
+// window; $RDS the matcher of the RDS instances the alert names. A series
+// belongs by the service (each service label, or a pod named after it) or by
+// one of the entry's identity labels carrying the alert's own value.
+func renderPromQL(e PlanEntry, sc Scope, serviceLabel string) string {
+	tmpl := e.Query
 	type variant struct{ label, matcher string }
 	var variants []variant
-	for _, l := range labels {
-		variants = append(variants, variant{l, l + `="` + escapeLabelValue(sc.Service) + `"`})
+	if sc.Service != "" {
+		labels := defaultServiceLabels
+		if serviceLabel != "" {
+			labels = []string{serviceLabel}
+		}
+		for _, l := range labels {
+			variants = append(variants, variant{l, l + `="` + escapeLabelValue(sc.Service) + `"`})
+		}
+		variants = append(variants, variant{"pod", `pod=~"` + escapeLabelValue(regexp.QuoteMeta(sc.Service)) + `-.+"`})
 	}
-	variants = append(variants, variant{"pod", `pod=~"` + escapeLabelValue(regexp.QuoteMeta(sc.Service)) + `-.+"`})
+	for _, l := range identityOf(e, sc) {
+		variants = append(variants, variant{l, l + `="` + escapeLabelValue(sc.Labels[l]) + `"`})
+	}
 	narrow := func(skip string) string {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(sc.Labels)) {
@@ -212,10 +220,28 @@ func dbInstancesPattern(sc Scope) string {
 }
 
 // scopedBy tells whether an entry can be planned for the scope: an RDS
-// entry ($RDS) needs the instances the alert names, any other a service.
+// entry ($RDS) needs the instances the alert names, any other a service or
+// the alert's value of one of the entry's identity labels.
 func scopedBy(e PlanEntry, sc Scope) bool {
 	if strings.Contains(e.Query, "$RDS") {
 		return len(sc.DBInstances) > 0
 	}
-	return sc.Service != ""
+	return sc.Service != "" || len(identityOf(e, sc)) > 0
+}
+
+// identityOf lists the entry's identity labels the alert carries a value
+// of. A namespace identifies only when it is all the alert names: with a
+// service or a pod, every other workload of the namespace is someone else's.
+func identityOf(e PlanEntry, sc Scope) []string {
+	var out []string
+	for _, l := range e.Identity {
+		if sc.Labels[l] == "" {
+			continue
+		}
+		if l == "namespace" && (sc.Service != "" || len(out) > 0) {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
 }

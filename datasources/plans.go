@@ -34,6 +34,12 @@ type PlanEntry struct {
 	Trend  bool
 	// Source names the exporter or view the query reads, for the docs.
 	Source string
+	// Identity are the labels the exporter gives a series to name what it
+	// measures (a host's instance and mountpoint, a consumer group, a probe's
+	// target, a pod). A series that carries the alert's own value of one of
+	// them belongs to the alert whatever its service labels say: a host-level
+	// exporter knows the host, not the service on it.
+	Identity []string
 }
 
 // Reductions of PlanEntry.Reduce.
@@ -68,6 +74,28 @@ var (
 	infraNetwork = []string{analyzer.RoleInfrastructure, analyzer.RoleNetwork}
 )
 
+// The labels each exporter names what it measures by, most specific first.
+var (
+	// cAdvisor and kube-state-metrics: the pod (and, for an alert that names
+	// no service, its namespace: the whole of what it fired on).
+	podIdentity = []string{"pod", "namespace"}
+	// node_exporter: the scrape target (the host) and the filesystem.
+	nodeFSIdentity = []string{"instance", "mountpoint", "device"}
+	// kubelet volume statistics: the claim.
+	volumeIdentity = []string{"persistentvolumeclaim"}
+	// blackbox_exporter: the probed target, relabelled to instance by the
+	// multi-target pattern its documentation gives, or kept as target.
+	probeIdentity = []string{"instance", "target"}
+	// postgres_exporter and redis_exporter: the scrape target, which is
+	// the server.
+	instanceIdentity = []string{"instance"}
+	// kafka_exporter: the consumer group and the topic.
+	kafkaIdentity = []string{"consumergroup", "topic"}
+	// Log agents on Kubernetes (Promtail, Alloy): the pod, whose workload's
+	// streams a log query reads.
+	logIdentity = []string{"pod"}
+)
+
 // logErrorFilter is the line filter of the log queries: error-level lines
 // whatever the format (logfmt level=error, JSON "level":"ERROR", a Java
 // exception, a Go panic).
@@ -78,25 +106,25 @@ const logErrorFilter = `(?i)(error|fatal|panic|exception|critical)`
 var Plans = []PlanEntry{
 	// Containers: cAdvisor (kubelet /metrics/cadvisor) and kube-state-metrics.
 	{ID: "memory_usage", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalMemoryUsage,
-		What: "memory working set", Unit: analyzer.UnitBytes, Reduce: ReduceMax, Source: "cAdvisor",
+		What: "memory working set", Unit: analyzer.UnitBytes, Reduce: ReduceMax, Source: "cAdvisor", Identity: podIdentity,
 		Query: withLimit(
 			`max by (namespace, pod, container) (<<container_memory_working_set_bytes{container!="", container!="POD", $S}>>)`,
 			`max by (namespace, pod, container) (<<container_spec_memory_limit_bytes{container!="", container!="POD", $S}>> > 0)`)},
 	{ID: "oom_kills", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalOOMKills,
-		What: "OOM kills in the window", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "cAdvisor",
+		What: "OOM kills in the window", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "cAdvisor", Identity: podIdentity,
 		Query: `sum by (namespace, pod, container) (<<increase(container_oom_events_total{container!="", $S}[$W])>>)`},
 	{ID: "last_terminated", Type: TypePrometheus, Agents: infraOnly, Signal: analyzer.SignalTerminated,
-		What: "container last terminated as {reason}", Unit: analyzer.UnitFlag, Reduce: ReduceMax, Source: "kube-state-metrics",
+		What: "container last terminated as {reason}", Unit: analyzer.UnitFlag, Reduce: ReduceMax, Source: "kube-state-metrics", Identity: podIdentity,
 		Query: `max by (namespace, pod, container, reason) (<<kube_pod_container_status_last_terminated_reason{$S}>>) > 0`},
 	{ID: "restarts", Type: TypePrometheus, Agents: infraOnly, Signal: analyzer.SignalRestarts,
-		What: "container restarts in the window", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "kube-state-metrics",
+		What: "container restarts in the window", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "kube-state-metrics", Identity: podIdentity,
 		Query: `sum by (namespace, pod, container) (<<increase(kube_pod_container_status_restarts_total{$S}[$W])>>)`},
 	{ID: "cpu_throttling", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalCPUThrottling,
-		What: "share of CFS periods throttled", Unit: analyzer.UnitRatio, Reduce: ReduceMax, Source: "cAdvisor",
+		What: "share of CFS periods throttled", Unit: analyzer.UnitRatio, Reduce: ReduceMax, Source: "cAdvisor", Identity: podIdentity,
 		Query: `sum by (namespace, pod, container) (<<rate(container_cpu_cfs_throttled_periods_total{container!="", $S}[5m])>>)` +
 			` / sum by (namespace, pod, container) (<<rate(container_cpu_cfs_periods_total{container!="", $S}[5m])>>)`},
 	{ID: "cpu_usage", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalCPUUsage,
-		What: "CPU use", Unit: analyzer.UnitCores, Reduce: ReduceMax, Source: "cAdvisor",
+		What: "CPU use", Unit: analyzer.UnitCores, Reduce: ReduceMax, Source: "cAdvisor", Identity: podIdentity,
 		Query: withLimit(
 			`sum by (namespace, pod, container) (<<rate(container_cpu_usage_seconds_total{container!="", container!="POD", $S}[5m])>>)`,
 			`sum by (namespace, pod, container) (<<container_spec_cpu_quota{container!="", container!="POD", $S}>> > 0)`+
@@ -104,22 +132,22 @@ var Plans = []PlanEntry{
 
 	// Hosts and volumes: node_exporter and the kubelet's volume statistics.
 	{ID: "filesystem_free", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalFilesystemFree,
-		What: "free disk space", Unit: analyzer.UnitBytes, Reduce: ReduceMin, Source: "node_exporter",
+		What: "free disk space", Unit: analyzer.UnitBytes, Reduce: ReduceMin, Source: "node_exporter", Identity: nodeFSIdentity,
 		Query: withLimit(
 			`min by (instance, device, mountpoint) (<<node_filesystem_avail_bytes{fstype!~"tmpfs|overlay|squashfs", $S}>>)`,
 			`max by (instance, device, mountpoint) (<<node_filesystem_size_bytes{fstype!~"tmpfs|overlay|squashfs", $S}>>)`)},
 	{ID: "inodes_free", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalInodesFree,
-		What: "free inodes", Unit: analyzer.UnitCount, Reduce: ReduceMin, Source: "node_exporter",
+		What: "free inodes", Unit: analyzer.UnitCount, Reduce: ReduceMin, Source: "node_exporter", Identity: nodeFSIdentity,
 		Query: withLimit(
 			`min by (instance, device, mountpoint) (<<node_filesystem_files_free{fstype!~"tmpfs|overlay|squashfs", $S}>>)`,
 			`max by (instance, device, mountpoint) (<<node_filesystem_files{fstype!~"tmpfs|overlay|squashfs", $S}>>)`)},
 	{ID: "volume_free", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalFilesystemFree,
-		What: "free volume space", Unit: analyzer.UnitBytes, Reduce: ReduceMin, Source: "kubelet",
+		What: "free volume space", Unit: analyzer.UnitBytes, Reduce: ReduceMin, Source: "kubelet", Identity: volumeIdentity,
 		Query: withLimit(
 			`min by (namespace, persistentvolumeclaim) (<<kubelet_volume_stats_available_bytes{$S}>>)`,
 			`max by (namespace, persistentvolumeclaim) (<<kubelet_volume_stats_capacity_bytes{$S}>>)`)},
 	{ID: "volume_inodes_free", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalInodesFree,
-		What: "free volume inodes", Unit: analyzer.UnitCount, Reduce: ReduceMin, Source: "kubelet",
+		What: "free volume inodes", Unit: analyzer.UnitCount, Reduce: ReduceMin, Source: "kubelet", Identity: volumeIdentity,
 		Query: withLimit(
 			`min by (namespace, persistentvolumeclaim) (<<kubelet_volume_stats_inodes_free{$S}>>)`,
 			`max by (namespace, persistentvolumeclaim) (<<kubelet_volume_stats_inodes{$S}>>)`)},
@@ -134,33 +162,36 @@ var Plans = []PlanEntry{
 
 	// Endpoints: blackbox_exporter.
 	{ID: "probe_success", Type: TypePrometheus, Agents: networkOnly, Signal: analyzer.SignalProbeSuccess,
-		What: "blackbox probe success", Unit: analyzer.UnitBool, Reduce: ReduceMin, Source: "blackbox_exporter",
+		What: "blackbox probe success", Unit: analyzer.UnitBool, Reduce: ReduceMin, Source: "blackbox_exporter", Identity: probeIdentity,
 		Query: `min by (instance) (<<probe_success{$S}>>)`},
 	{ID: "probe_dns", Type: TypePrometheus, Agents: networkOnly, Signal: analyzer.SignalProbeResolved,
-		What: "blackbox probe IP protocol (0: name not resolved)", Unit: analyzer.UnitCount, Reduce: ReduceMin, Source: "blackbox_exporter",
+		What: "blackbox probe IP protocol (0: name not resolved)", Unit: analyzer.UnitCount, Reduce: ReduceMin, Source: "blackbox_exporter", Identity: probeIdentity,
 		Query: `min by (instance) (<<probe_ip_protocol{$S}>>)`},
+	{ID: "probe_http_status", Type: TypePrometheus, Agents: networkOnly, Signal: analyzer.SignalProbeHTTPStatus,
+		What: "blackbox probe HTTP status", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "blackbox_exporter", Identity: probeIdentity,
+		Query: `max by (instance) (<<probe_http_status_code{$S}>>)`},
 	{ID: "probe_cert_expiry", Type: TypePrometheus, Agents: networkOnly, Signal: analyzer.SignalCertExpiry,
-		What: "earliest certificate expiry", Unit: analyzer.UnitUnix, Reduce: ReduceLast, Source: "blackbox_exporter",
+		What: "earliest certificate expiry", Unit: analyzer.UnitUnix, Reduce: ReduceLast, Source: "blackbox_exporter", Identity: probeIdentity,
 		Query: `min by (instance) (<<probe_ssl_earliest_cert_expiry{$S}>>)`},
 
 	// Datastores: postgres_exporter, redis_exporter, kafka_exporter.
 	{ID: "pg_connections", Type: TypePrometheus, Agents: databaseOnly, Signal: analyzer.SignalDBConnections,
-		What: "PostgreSQL connections", Unit: analyzer.UnitCount, Reduce: ReduceMax, Source: "postgres_exporter",
+		What: "PostgreSQL connections", Unit: analyzer.UnitCount, Reduce: ReduceMax, Source: "postgres_exporter", Identity: instanceIdentity,
 		Query: withLimit(
 			`sum by (instance) (<<pg_stat_database_numbackends{$S}>>)`,
 			`max by (instance) (<<pg_settings_max_connections{$S}>>)`)},
 	{ID: "redis_up", Type: TypePrometheus, Agents: metricsDB, Signal: analyzer.SignalCacheUp,
-		What: "Redis up", Unit: analyzer.UnitBool, Reduce: ReduceMin, Source: "redis_exporter",
+		What: "Redis up", Unit: analyzer.UnitBool, Reduce: ReduceMin, Source: "redis_exporter", Identity: instanceIdentity,
 		Query: `min by (instance) (<<redis_up{$S}>>)`},
 	{ID: "redis_evictions", Type: TypePrometheus, Agents: metricsDB, Signal: analyzer.SignalCacheEvictions,
-		What: "Redis keys evicted in the window", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "redis_exporter",
+		What: "Redis keys evicted in the window", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "redis_exporter", Identity: instanceIdentity,
 		Query: `sum by (instance) (<<increase(redis_evicted_keys_total{$S}[$W])>>)`},
 	{ID: "redis_hit_ratio", Type: TypePrometheus, Agents: metricsDB, Signal: analyzer.SignalCacheHitRatio,
-		What: "Redis keyspace hit ratio", Unit: analyzer.UnitRatio, Reduce: ReduceMin, Trend: true, Source: "redis_exporter",
+		What: "Redis keyspace hit ratio", Unit: analyzer.UnitRatio, Reduce: ReduceMin, Trend: true, Source: "redis_exporter", Identity: instanceIdentity,
 		Query: `sum by (instance) (<<rate(redis_keyspace_hits_total{$S}[5m])>>) / (sum by (instance) (<<rate(redis_keyspace_hits_total{$S}[5m])>>)` +
 			` + sum by (instance) (<<rate(redis_keyspace_misses_total{$S}[5m])>>))`},
 	{ID: "kafka_consumer_lag", Type: TypePrometheus, Agents: metricsOnly, Signal: analyzer.SignalConsumerLag,
-		What: "Kafka consumer group lag", Unit: analyzer.UnitCount, Reduce: ReduceLast, Trend: true, Source: "kafka_exporter",
+		What: "Kafka consumer group lag", Unit: analyzer.UnitCount, Reduce: ReduceLast, Trend: true, Source: "kafka_exporter", Identity: kafkaIdentity,
 		Query: `sum by (consumergroup, topic) (<<kafka_consumergroup_lag{$S}>>)`},
 
 	// Amazon RDS: the instance's CloudWatch metrics (AWS/RDS, Performance
@@ -200,10 +231,10 @@ var Plans = []PlanEntry{
 
 	// Logs: Loki (LogQL; $S is the stream selector's matchers).
 	{ID: "error_lines", Type: TypeLoki, Agents: logsDeploy, Signal: analyzer.SignalLogErrors,
-		What: "error log line", Source: "log streams, earliest first",
+		What: "error log line", Source: "log streams, earliest first", Identity: logIdentity,
 		Query: `{$S} |~ "` + logErrorFilter + `"`},
 	{ID: "error_count", Type: TypeLoki, Agents: logsDeploy, Signal: analyzer.SignalLogErrors,
-		What: "error log lines in the window, first seen", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "count_over_time",
+		What: "error log lines in the window, first seen", Unit: analyzer.UnitCount, Reduce: ReduceLast, Source: "count_over_time", Identity: logIdentity,
 		Query: `sum(count_over_time({$S} |~ "` + logErrorFilter + `" [1m]))`},
 
 	// Logs: the RDS instances' own log groups (/aws/rds/instance/<id>/…, the
@@ -228,8 +259,9 @@ var Plans = []PlanEntry{
 	{ID: "events", Type: TypeKubernetes, Agents: k8sWide, Signal: analyzer.SignalK8sEvent, Unit: analyzer.UnitCount, Source: "core/v1 Events",
 		What: "event", Query: "/api/v1/namespaces/{namespace}/events /api/v1/namespaces/{namespace}/pods /apis/apps/v1/namespaces/{namespace}/replicasets"},
 	{ID: "rollouts", Type: TypeKubernetes, Agents: deployOnly, Signal: analyzer.SignalRollout,
-		What: "ReplicaSet revision", Unit: analyzer.UnitCount, Source: "apps/v1 Deployments and ReplicaSets",
-		Query: "/apis/apps/v1/namespaces/{namespace}/deployments /apis/apps/v1/namespaces/{namespace}/replicasets"},
+		What: "ReplicaSet revision", Unit: analyzer.UnitCount, Source: "apps/v1 Deployments and ReplicaSets, StatefulSets and ControllerRevisions",
+		Query: "/apis/apps/v1/namespaces/{namespace}/deployments /apis/apps/v1/namespaces/{namespace}/replicasets " +
+			"/apis/apps/v1/namespaces/{namespace}/statefulsets /apis/apps/v1/namespaces/{namespace}/controllerrevisions /api/v1/namespaces/{namespace}/pods"},
 	{ID: "workloads", Type: TypeKubernetes, Agents: infraDeploy, Signal: analyzer.SignalWorkload, Unit: analyzer.UnitCount,
 		What: "workload", Source: "apps/v1 Deployments, StatefulSets, DaemonSets; core/v1 ServiceAccounts",
 		Query: "/apis/apps/v1/namespaces/{namespace}/deployments /apis/apps/v1/namespaces/{namespace}/statefulsets " +

@@ -56,9 +56,6 @@ func init() {
 
 // planPrometheus renders every entry the pass's agents read for the service.
 func planPrometheus(s Source, sc Scope, roles []string) ([]Query, []string) {
-	if sc.Service == "" && len(sc.DBInstances) == 0 {
-		return nil, []string{fmt.Sprintf("prometheus source %q not queried: the alert names no service to scope its queries to", s.Name)}
-	}
 	label, _ := s.Settings["serviceLabel"].(string)
 	var qs []Query
 	var notes []string
@@ -68,13 +65,16 @@ func planPrometheus(s Source, sc Scope, roles []string) ([]Query, []string) {
 		if !scopedBy(e.PlanEntry, sc) {
 			continue
 		}
-		text := renderPromQL(e.Query, sc, label)
+		text := renderPromQL(e.PlanEntry, sc, label)
 		if len(text) > MaxQueryText {
 			notes = append(notes, fmt.Sprintf("prometheus query %s left out: the alert's labels make it longer than %d bytes", e.ID, MaxQueryText))
 			continue
 		}
 		qs = append(qs, Query{Key: queryKey(s.ID, e.ID, ""), DataSourceID: s.ID, Source: s.Name, Type: s.Type, Entry: e.ID,
 			Text: text, Roles: e.roles, Start: sc.Start, End: sc.End, Step: rangeStep(sc.Start, sc.End)})
+	}
+	if len(qs) == 0 && len(notes) == 0 {
+		notes = append(notes, fmt.Sprintf("prometheus source %q not queried: the alert names no service, host, consumer group or probe target to scope its queries to", s.Name))
 	}
 	return qs, notes
 }

@@ -97,10 +97,64 @@ func TestScopeFromAlerts(t *testing.T) {
 
 func TestRenderPromQLEscapesAndNarrows(t *testing.T) {
 	sc := Scope{Service: `we"ird.svc`, Labels: map[string]string{"namespace": "a.b"}, Start: scopeNow.Add(-40 * time.Minute), End: scopeNow}
-	got := renderPromQL(`sum(<<increase(x{$S}[$W])>>)`, sc, "team")
+	got := renderPromQL(PlanEntry{Query: `sum(<<increase(x{$S}[$W])>>)`}, sc, "team")
 	want := `sum((increase(x{team="we\"ird.svc", namespace=~"a\\.b|"}[2400s]) or increase(x{pod=~"we\"ird\\.svc-.+", namespace=~"a\\.b|"}[2400s])))`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestExporterSeriesBelongByTheAlertsOwnLabels: a host-level exporter's
+// series carry the host, the consumer group or the probe's target, not the
+// service, so the alert's own value of those labels is a way to belong; a
+// series of another host never is.
+func TestExporterSeriesBelongByTheAlertsOwnLabels(t *testing.T) {
+	queries := func(a Alert) map[string]string {
+		sc := ScopeOf(a, scopeNow, 0)
+		out := map[string]string{}
+		qs, _ := planPrometheus(Source{ID: "ds", Name: "prom", Type: TypePrometheus}, sc, []string{analyzer.RoleMetrics, analyzer.RoleInfrastructure, analyzer.RoleNetwork, analyzer.RoleDatabase})
+		for _, q := range qs {
+			out[q.Entry] = q.Text
+		}
+		return out
+	}
+	disk := queries(Alert{Provider: "alertmanager", Service: "orders-db", Tags: map[string]string{"alertname": "NodeFilesystemAlmostOutOfSpace", "instance": "db-3:9100", "job": "node", "mountpoint": "/var/lib/postgresql"}})
+	fs := disk["filesystem_free"]
+	for _, want := range []string{`node_filesystem_avail_bytes{fstype!~"tmpfs|overlay|squashfs", instance="db-3:9100", job=~"node|", mountpoint=~"/var/lib/postgresql|"}`,
+		`node_filesystem_avail_bytes{fstype!~"tmpfs|overlay|squashfs", mountpoint="/var/lib/postgresql", instance=~"db-3:9100|", job=~"node|"}`,
+		`service="orders-db"`} {
+		if !strings.Contains(fs, want) {
+			t.Errorf("filesystem query lacks %s:\n%s", want, fs)
+		}
+	}
+	if strings.Contains(fs, `instance=~".*"`) || strings.Contains(fs, `instance="`+"db-4") {
+		t.Errorf("another host belongs: %s", fs)
+	}
+
+	lag := queries(Alert{Provider: "alertmanager", Tags: map[string]string{"alertname": "KafkaConsumerGroupLagHigh", "consumergroup": "invoice-writer", "topic": "invoices"}})
+	if len(lag) != 1 || !strings.Contains(lag["kafka_consumer_lag"], `kafka_consumergroup_lag{consumergroup="invoice-writer", topic=~"invoices|"}`) {
+		t.Fatalf("an alert naming only a consumer group plans %v", lag)
+	}
+	probe := queries(Alert{Provider: "alertmanager", Tags: map[string]string{"alertname": "BlackboxProbeFailed", "instance": "https://pay.example.com/healthz"}})
+	if !strings.Contains(probe["probe_cert_expiry"], `probe_ssl_earliest_cert_expiry{instance="https://pay.example.com/healthz"}`) || probe["filesystem_free"] == "" {
+		t.Fatalf("a probe target's alert plans %v", probe)
+	}
+	if strings.Contains(probe["memory_usage"], "instance") {
+		t.Fatalf("an instance scopes a container query: %s", probe["memory_usage"])
+	}
+
+	// A namespace identifies the containers of an alert that names nothing
+	// else; beside a service or a pod it only narrows.
+	ns := queries(Alert{Provider: "alertmanager", Tags: map[string]string{"alertname": "KubeQuotaAlmostFull", "namespace": "shop"}})
+	if !strings.Contains(ns["memory_usage"], `container_memory_working_set_bytes{container!="", container!="POD", namespace="shop"}`) {
+		t.Fatalf("a namespace-only alert: %s", ns["memory_usage"])
+	}
+	svc := queries(Alert{Provider: "alertmanager", Service: "checkout", Tags: map[string]string{"namespace": "shop"}})
+	if strings.Contains(svc["memory_usage"], `namespace="shop"`) {
+		t.Fatalf("a service's alert reads its whole namespace: %s", svc["memory_usage"])
+	}
+	if none := queries(Alert{Provider: "alertmanager", Tags: map[string]string{"alertname": "Watchdog"}}); len(none) != 0 {
+		t.Fatalf("an alert naming nothing plans %v", none)
 	}
 }
 
@@ -202,6 +256,12 @@ func TestQueryPlansAreDocumented(t *testing.T) {
 			}
 		}
 		if e.Type == TypePrometheus {
+			row := docRow(text, e.ID)
+			for _, l := range e.Identity {
+				if !strings.Contains(row, "`"+l+"`") {
+					t.Errorf("docs/query-plans.md's row of %s does not say it is matched by %s", e.ID, l)
+				}
+			}
 			for _, m := range metricNames(e.Query) {
 				if !strings.Contains(text, m) {
 					t.Errorf("metric %s of %s is not in docs/query-plans.md", m, e.ID)
@@ -209,6 +269,17 @@ func TestQueryPlansAreDocumented(t *testing.T) {
 			}
 		}
 	}
+}
+
+// docRow is the row of docs/query-plans.md's Prometheus table that documents
+// entry id (the one with a "matched by" cell).
+func docRow(doc, id string) string {
+	for _, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(l, "| `"+id+"` |") && strings.Count(l, " | ") == 4 {
+			return l
+		}
+	}
+	return ""
 }
 
 // metricNames are the series a PromQL template selects.
