@@ -62,7 +62,17 @@ func rolloutHits(readings []*Reading, role string) []hit {
 	return out
 }
 
-// revisionSet is one ReplicaSet of a Deployment and its revision.
+// rolloutOwner keys a revision reading by its workload: a Deployment (its
+// ReplicaSets) or a StatefulSet (its ControllerRevisions).
+func rolloutOwner(r *Reading) string {
+	if sts := r.Labels["statefulset"]; sts != "" {
+		return "statefulset/" + sts
+	}
+	return r.Labels["deployment"]
+}
+
+// revisionSet is one revision of a workload (a Deployment's ReplicaSet, a
+// StatefulSet's ControllerRevision) and its revision number.
 type revisionSet struct {
 	r        *Reading
 	revision int
@@ -84,7 +94,7 @@ func rolloutsAndPods(readings []*Reading) (map[string][]revisionSet, []string, m
 	for _, r := range readings {
 		switch r.Signal {
 		case SignalRollout:
-			d := r.Labels["deployment"]
+			d := rolloutOwner(r)
 			if _, ok := byDeployment[d]; !ok {
 				deployments = append(deployments, d)
 			}
@@ -105,6 +115,9 @@ func rolloutsAndPods(readings []*Reading) (map[string][]revisionSet, []string, m
 // before, refutes it.
 func rolloutHit(d string, sets []revisionSet, pods map[string][]podState) (hit, bool) {
 	sort.SliceStable(sets, func(i, j int) bool { return sets[i].revision > sets[j].revision })
+	if h, ok := rollbackHit(d, sets, pods); ok {
+		return h, true
+	}
 	newest := sets[0]
 	name := newest.r.Labels["replicaset"]
 	var firstFail time.Time
@@ -130,7 +143,11 @@ func rolloutHit(d string, sets []revisionSet, pods map[string][]podState) (hit, 
 		}
 	}
 	rev := strconv.Itoa(newest.revision)
-	culprit := &Culprit{Kind: KindDeployment, Name: d, Namespace: newest.r.Labels["namespace"]}
+	kind, name := KindDeployment, d
+	if sts := newest.r.Labels["statefulset"]; sts != "" {
+		kind, name = KindStatefulSet, sts
+	}
+	culprit := &Culprit{Kind: kind, Name: name, Namespace: newest.r.Labels["namespace"]}
 	switch {
 	case newFailing == 0:
 		return hit{}, false
@@ -149,6 +166,50 @@ func rolloutHit(d string, sets []revisionSet, pods map[string][]podState) (hit, 
 		}
 		return hit{cat: CategoryBadDeployment, stance: StanceSupports, str: str, roles: rDeploy, stated: true, what: what, citation: newest.r.Line,
 			culprit: culprit, mech: MechanismOther}, true
+	}
+	return hit{}, false
+}
+
+// rollbackHit reads a rollback: `kubectl rollout undo` (or a GitOps revert)
+// gives an earlier ReplicaSet the newest revision number, so the newest
+// revision was created before another one, the rollout it undid. That
+// rollout, undone within rolloutWindow of its creation, is the trigger when
+// the restored revision's pods run well; when they fail too, undoing it did
+// not help and it argues against it.
+func rollbackHit(d string, sets []revisionSet, pods map[string][]podState) (hit, bool) {
+	if len(sets) < 2 {
+		return hit{}, false
+	}
+	restored, undone := sets[0], sets[1]
+	for _, s := range sets[1:] {
+		if s.r.At.After(undone.r.At) {
+			undone = s
+		}
+	}
+	if !undone.r.At.After(restored.r.At) {
+		return hit{}, false
+	}
+	failing, healthy := 0, 0
+	for _, p := range pods[restored.r.Labels["replicaset"]] {
+		if p.failing {
+			failing++
+		} else {
+			healthy++
+		}
+	}
+	kind, name := KindDeployment, d
+	if sts := undone.r.Labels["statefulset"]; sts != "" {
+		kind, name = KindStatefulSet, sts
+	}
+	culprit := &Culprit{Kind: kind, Name: name, Namespace: undone.r.Labels["namespace"]}
+	rev, back := strconv.Itoa(undone.revision), strconv.Itoa(restored.revision)
+	switch {
+	case failing > 0:
+		return hit{cat: CategoryBadDeployment, stance: StanceRefutes, str: 0.5, roles: rDeploy, stated: true, culprit: culprit,
+			what: fmt.Sprintf("revision %s of %s as trigger (rolled back as revision %s, whose pods fail as well)", rev, d, back), citation: undone.r.Line}, true
+	case healthy > 0:
+		return hit{cat: CategoryBadDeployment, stance: StanceSupports, str: 0.8, roles: rDeploy, stated: true, culprit: culprit, mech: MechanismOther,
+			what: fmt.Sprintf("a rollout undone: revision %s of %s, rolled back as revision %s, whose %d containers run", rev, d, back, healthy), citation: undone.r.Line}, true
 	}
 	return hit{}, false
 }

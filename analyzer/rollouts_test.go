@@ -49,6 +49,9 @@ func TestRolloutReasoning(t *testing.T) {
 		{"the new revision's pods alone fail", []Reading{newRS, oldRS, crash, healthy}, StanceSupports, newRS.Line},
 		{"the previous revision's pods fail too", []Reading{newRS, oldRS, crash, oldCrash}, StanceRefutes, oldCrash.Line},
 		{"the rollout is two days old", []Reading{staleNew, oldRS, crash, healthy}, StanceRefutes, staleNew.Line},
+		// kubectl rollout undo: the old ReplicaSet takes revision 9 and runs again.
+		{"the rollout was undone and the restored pods run", []Reading{rolloutReading(9, "checkout-old", now.Add(-72*time.Hour)), newRS, healthy}, StanceSupports, newRS.Line},
+		{"undoing the rollout did not help", []Reading{rolloutReading(9, "checkout-old", now.Add(-72*time.Hour)), newRS, oldCrash}, StanceRefutes, newRS.Line},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -63,7 +66,7 @@ func TestRolloutReasoning(t *testing.T) {
 			if got == nil || got.Stance != c.stance || got.Citation != c.cite {
 				t.Fatalf("findings %+v, want %s bad_deployment citing %q", rep.Findings, c.stance, c.cite)
 			}
-			if c.stance == StanceSupports && (!strings.Contains(got.Summary, "revision 8") || got.Strength < 0.8) {
+			if c.stance == StanceSupports && (!strings.Contains(got.Summary, "revision 8") || got.Strength < 0.8 || got.Culprit == nil || got.Culprit.Name != "checkout") {
 				t.Fatalf("finding %+v should name the revision and be decisive beside a healthy previous revision", got)
 			}
 			other := Investigate(RoleInfrastructure, Input{Title: "checkout degraded", Service: "checkout", Gathered: excerpt(c.in...)})

@@ -366,6 +366,21 @@ type replicaSet struct {
 	} `json:"status"`
 }
 
+// controllerRevision is a StatefulSet's (or DaemonSet's) snapshot of its pod
+// template at one revision; data holds the template as the controller
+// patches it in.
+type controllerRevision struct {
+	Metadata objectMeta `json:"metadata"`
+	Revision int64      `json:"revision"`
+	Data     struct {
+		Spec struct {
+			Template struct {
+				Spec podSpec `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	} `json:"data"`
+}
+
 type servicePort struct {
 	Name       string      `json:"name"`
 	Port       int         `json:"port"`

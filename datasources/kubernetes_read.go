@@ -26,6 +26,7 @@ type clusterView struct {
 	pods, systemPods            []pod
 	events, nodeEvents          []event
 	replicaSets                 []replicaSet
+	revisions                   []controllerRevision
 	workloads, systemDaemonSets []workload
 	services                    []service
 	endpoints                   []endpoints
@@ -74,6 +75,8 @@ func (v *clusterView) add(path string, items []json.RawMessage) error {
 		for i := range v.replicaSets {
 			v.replicaSetByName[v.replicaSets[i].Metadata.Name] = &v.replicaSets[i]
 		}
+	case "controllerrevisions":
+		v.revisions, err = decodeAll[controllerRevision](items)
 	case "deployments", "statefulsets", "daemonsets":
 		var ws []workload
 		ws, err = decodeAll[workload](items)
@@ -291,7 +294,7 @@ func pendingReading(v *clusterView, p pod, wl string) (analyzer.Reading, bool) {
 // image, probes and ports.
 func containerReading(e PlanEntry, p pod, wl string, cs containerStatus) analyzer.Reading {
 	labels := map[string]string{"namespace": p.Metadata.Namespace, "pod": p.Metadata.Name, "container": cs.Name, "workload": wl,
-		"phase": p.Status.Phase, "ready": strconv.FormatBool(cs.Ready), "node": p.Spec.NodeName, "replicaset": p.Metadata.owner("ReplicaSet")}
+		"phase": p.Status.Phase, "ready": strconv.FormatBool(cs.Ready), "node": p.Spec.NodeName, "replicaset": revisionOf(p)}
 	at := p.Metadata.CreationTimestamp.Time
 	var parts []string
 	if cs.State.Running != nil {
@@ -523,46 +526,69 @@ func (v *clusterView) podWorkload(name string) string {
 	return ""
 }
 
-// rolloutReadings reads the namespace's Deployments and, for each, its
-// ReplicaSets: revision, images, when it was created (the rollout) and how
-// many of its pods are ready. Newest revision first, the service's first.
+// rolloutReadings reads the namespace's Deployments and StatefulSets and,
+// for each, its revisions (a Deployment's ReplicaSets, a StatefulSet's
+// ControllerRevisions): revision, images, when it was created (the rollout)
+// and how many of its pods are ready. Newest revision first, the service's
+// first.
 func rolloutReadings(e PlanEntry, v *clusterView) Result {
-	deps := map[string]bool{}
+	kinds := map[string]string{}
 	for _, w := range v.workloads {
-		if w.Kind == "Deployment" {
-			deps[w.Metadata.Name] = true
+		if w.Kind == "Deployment" || w.Kind == "StatefulSet" {
+			kinds[w.Kind+"/"+w.Metadata.Name] = w.Kind
 		}
 	}
 	var rs []analyzer.Reading
+	add := func(kind, owner string, m objectMeta, rev int, images []string, ready string) {
+		r := analyzer.Reading{Signal: e.Signal, Value: float64(rev), Unit: e.Unit, At: m.CreationTimestamp.UTC(), Labels: map[string]string{
+			"namespace": m.Namespace, strings.ToLower(kind): owner, "replicaset": m.Name, "image": clip.To(strings.Join(images, ","), 200), "ready": ready,
+		}}
+		what := e.What
+		if kind == "StatefulSet" {
+			what = "StatefulSet revision"
+		}
+		r.Render(what)
+		rs = append(rs, r)
+	}
 	for _, s := range v.replicaSets {
 		dep := s.Metadata.owner("Deployment")
-		if !deps[dep] {
+		if kinds["Deployment/"+dep] == "" {
 			continue
 		}
 		rev, err := strconv.Atoi(s.Metadata.Annotations["deployment.kubernetes.io/revision"])
 		if err != nil {
 			continue
 		}
-		var images []string
-		for _, c := range s.Spec.Template.Spec.Containers {
-			images = append(images, c.Image)
-		}
 		desired := 0
 		if s.Spec.Replicas != nil {
 			desired = *s.Spec.Replicas
 		}
-		r := analyzer.Reading{Signal: e.Signal, Value: float64(rev), Unit: e.Unit, At: s.Metadata.CreationTimestamp.UTC(), Labels: map[string]string{
-			"namespace": s.Metadata.Namespace, "deployment": dep, "replicaset": s.Metadata.Name, "image": clip.To(strings.Join(images, ","), 200),
-			"ready": fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, desired),
-		}}
-		r.Render(e.What)
-		rs = append(rs, r)
+		add("Deployment", dep, s.Metadata, rev, containerImages(s.Spec.Template.Spec), fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, desired))
+	}
+	for _, cr := range v.revisions {
+		sts := cr.Metadata.owner("StatefulSet")
+		if kinds["StatefulSet/"+sts] == "" {
+			continue
+		}
+		// A StatefulSet's pods name their revision in the
+		// controller-revision-hash label; its status counts only replicas.
+		ready, total := 0, 0
+		for _, p := range v.pods {
+			if p.Metadata.owner("StatefulSet") == sts && p.Metadata.Labels["controller-revision-hash"] == cr.Metadata.Name {
+				total++
+				if p.ready() {
+					ready++
+				}
+			}
+		}
+		add("StatefulSet", sts, cr.Metadata, int(cr.Revision), containerImages(cr.Data.Spec.Template.Spec), fmt.Sprintf("%d/%d", ready, total))
 	}
 	if len(rs) == 0 {
-		return Result{Note: fmt.Sprintf("no Deployment with ReplicaSets in namespace %s", v.namespace)}
+		return Result{Note: fmt.Sprintf("no Deployment or StatefulSet with revisions in namespace %s", v.namespace)}
 	}
+	owner := func(r analyzer.Reading) string { return r.Labels["deployment"] + r.Labels["statefulset"] }
 	sort.SliceStable(rs, func(i, j int) bool {
-		a, b := rs[i].Labels["deployment"], rs[j].Labels["deployment"]
+		a, b := owner(rs[i]), owner(rs[j])
 		if (a == v.service) != (b == v.service) {
 			return a == v.service
 		}
@@ -572,6 +598,27 @@ func rolloutReadings(e PlanEntry, v *clusterView) Result {
 		return rs[i].Value > rs[j].Value
 	})
 	return Result{Readings: rs}
+}
+
+// containerImages lists a pod template's container images.
+func containerImages(spec podSpec) []string {
+	var images []string
+	for _, c := range spec.Containers {
+		images = append(images, c.Image)
+	}
+	return images
+}
+
+// revisionOf names the revision a pod runs: its ReplicaSet, or the
+// ControllerRevision its StatefulSet labelled it with.
+func revisionOf(p pod) string {
+	if rs := p.Metadata.owner("ReplicaSet"); rs != "" {
+		return rs
+	}
+	if p.Metadata.owner("StatefulSet") != "" {
+		return p.Metadata.Labels["controller-revision-hash"]
+	}
+	return ""
 }
 
 // workloadReadings: each Deployment, StatefulSet and DaemonSet: ready pods

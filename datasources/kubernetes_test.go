@@ -2,7 +2,9 @@ package datasources
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -169,5 +171,75 @@ func TestKubernetesNamespacesASourceMayRead(t *testing.T) {
 	ns, notes = read(nil)
 	if len(ns) != 3 || !ns["a"] || !ns["b"] || !ns["c"] || len(notes) != 1 || !strings.HasSuffix(notes[0], "not d, e") {
 		t.Fatalf("no namespace named: %v %v", ns, notes)
+	}
+}
+
+// statefulSetRollout is a StatefulSet "ledger" in namespace shop as the API
+// returns it mid-rollout: revision 7 (ledger-6b8f9d7c4f) created six minutes
+// ago runs ledger-2, which crash-loops; revision 6 runs ledger-0 and ledger-1,
+// ready. A StatefulSet's pods name their revision in controller-revision-hash.
+func statefulSetRollout(now time.Time) []json.RawMessage {
+	at := func(d time.Duration) string { return now.Add(d).UTC().Format(time.RFC3339) }
+	owner := `"ownerReferences":[{"apiVersion":"apps/v1","kind":"StatefulSet","name":"ledger","uid":"5e0c","controller":true,"blockOwnerDeletion":true}]`
+	revision := func(name string, rev int, image, created string) string {
+		return fmt.Sprintf(`{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":%q,"namespace":"shop","creationTimestamp":%q,"labels":{"app":"ledger","controller.kubernetes.io/hash":%q},%s},`+
+			`"data":{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"ledger"}},"spec":{"containers":[{"name":"ledger","image":%q}]}}}},"revision":%d}`,
+			name, created, name[len("ledger-"):], owner, image, rev)
+	}
+	running := `"state":{"running":{"startedAt":"` + at(-3*time.Hour) + `"}},"ready":true,"restartCount":0`
+	crashing := `"state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 1m20s restarting failed container=ledger pod=ledger-2_shop(9f1d)"}},` +
+		`"lastState":{"terminated":{"exitCode":1,"reason":"Error","startedAt":"` + at(-90*time.Second) + `","finishedAt":"` + at(-80*time.Second) + `"}},"ready":false,"restartCount":4`
+	pod := func(name, rev, image, status string, ready bool) string {
+		return fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":%q,"namespace":"shop","creationTimestamp":%q,"labels":{"app":"ledger","controller-revision-hash":%q,"statefulset.kubernetes.io/pod-name":%q},%s},`+
+			`"spec":{"nodeName":"node-a","containers":[{"name":"ledger","image":%q}]},"status":{"phase":"Running","conditions":[{"type":"Ready","status":%q}],"containerStatuses":[{"name":"ledger","image":%q,%s}]}}`,
+			name, at(-3*time.Hour), rev, name, owner, image, map[bool]string{true: "True", false: "False"}[ready], image, status)
+	}
+	objs := []string{
+		`{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"ledger","namespace":"shop","uid":"5e0c","generation":7,"creationTimestamp":"` + at(-30*24*time.Hour) + `"},` +
+			`"spec":{"replicas":3,"serviceName":"ledger","selector":{"matchLabels":{"app":"ledger"}},"updateStrategy":{"type":"RollingUpdate","rollingUpdate":{"partition":0}},"template":{"metadata":{"labels":{"app":"ledger"}},"spec":{"containers":[{"name":"ledger","image":"registry.example/ledger:4.2.0"}]}}},` +
+			`"status":{"replicas":3,"readyReplicas":2,"currentReplicas":2,"updatedReplicas":1,"currentRevision":"ledger-85c4d9b6d7","updateRevision":"ledger-6b8f9d7c4f","observedGeneration":7}}`,
+		revision("ledger-85c4d9b6d7", 6, "registry.example/ledger:4.1.3", at(-20*24*time.Hour)),
+		revision("ledger-6b8f9d7c4f", 7, "registry.example/ledger:4.2.0", at(-6*time.Minute)),
+		pod("ledger-0", "ledger-85c4d9b6d7", "registry.example/ledger:4.1.3", running, true),
+		pod("ledger-1", "ledger-85c4d9b6d7", "registry.example/ledger:4.1.3", running, true),
+		pod("ledger-2", "ledger-6b8f9d7c4f", "registry.example/ledger:4.2.0", crashing, false),
+	}
+	out := make([]json.RawMessage, len(objs))
+	for i, o := range objs {
+		out[i] = json.RawMessage(o)
+	}
+	return out
+}
+
+// TestKubernetesReadsAStatefulSetRollout: a StatefulSet's revisions are read
+// from its ControllerRevisions and its pods tied to them by their
+// controller-revision-hash, so a rollout of a StatefulSet is weighed as a
+// Deployment's is, and the StatefulSet is named.
+func TestKubernetesReadsAStatefulSetRollout(t *testing.T) {
+	now := time.Now().UTC().Truncate(time.Second)
+	ks := clusterlab.StartKube(t, "k8s-token-abc", statefulSetRollout(now))
+	c := testConnector()
+	cfg := k8sSource(t, c, ks, "k8s-token-abc")
+	sc := ScopeOf(Alert{Provider: "alertmanager", Tags: map[string]string{"alertname": "KubePodCrashLooping", "namespace": "shop", "pod": "ledger-2"},
+		Metadata: map[string]any{"startsAt": now.Add(-4 * time.Minute).Format(time.RFC3339)}}, now, 0)
+	res := runPlan(t, c, cfg, sc)
+	ro := res["rollouts"].Readings
+	if len(ro) != 2 || ro[0].Value != 7 || ro[0].Labels["statefulset"] != "ledger" || ro[0].Labels["replicaset"] != "ledger-6b8f9d7c4f" ||
+		ro[0].Labels["image"] != "registry.example/ledger:4.2.0" || ro[0].Labels["ready"] != "0/1" || ro[1].Labels["ready"] != "2/2" || !ro[0].At.Equal(now.Add(-6*time.Minute)) {
+		t.Fatalf("rollouts: %+v", ro)
+	}
+	var crashing analyzer.Reading
+	for _, r := range res["pods"].Readings {
+		if r.Labels["pod"] == "ledger-2" {
+			crashing = r
+		}
+	}
+	if crashing.Labels["replicaset"] != "ledger-6b8f9d7c4f" {
+		t.Fatalf("the crashing pod's revision: %+v", crashing.Labels)
+	}
+	rep := analyzer.Investigate(analyzer.RoleDeployments, analyzer.Input{Title: "ledger-2 is crash looping", Gathered: gatheredOf(cfg, k8sPlan(cfg, sc), res)})
+	if len(rep.Findings) == 0 || rep.Findings[0].Category != analyzer.CategoryBadDeployment || rep.Findings[0].Citation != ro[0].Line ||
+		rep.Findings[0].Culprit == nil || *rep.Findings[0].Culprit != (analyzer.Culprit{Kind: analyzer.KindStatefulSet, Name: "ledger", Namespace: "shop"}) {
+		t.Fatalf("deployments findings: %+v\nrollout line %s", rep.Findings, ro[0].Line)
 	}
 }
