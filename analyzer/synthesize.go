@@ -3,6 +3,7 @@ package analyzer
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -45,12 +46,15 @@ type Candidate struct {
 	Confidence float64  `json:"confidence"`
 }
 
-// Evidence is what one agent read in one place; Content quotes or points at the
-// input, and Source says where that input came from.
+// Evidence is what the agents read in one place; Content quotes or points at
+// the input, and Source says where that input came from. A finding two agents
+// made is one entry: AgentRole is the agent whose finding weighed most, and
+// AgentRoles every agent that made one of its findings.
 type Evidence struct {
-	AgentRole string  `json:"agentRole"`
-	Content   string  `json:"content"`
-	Source    *Source `json:"source,omitempty"`
+	AgentRole  string   `json:"agentRole"`
+	AgentRoles []string `json:"agentRoles,omitempty"`
+	Content    string   `json:"content"`
+	Source     *Source  `json:"source,omitempty"`
 }
 
 // Hypothesis is one considered category, kept so users see what was ruled out and why.
@@ -462,54 +466,90 @@ func unknownNarrative(in Input, ranked []*catScore) string {
 // short enough to read.
 const (
 	findingsPerSource = 3
-	sourcesPerAgent   = 4
+	maxEvidence       = 16
 )
 
-// evidence turns each agent's valid findings into entries, one per source the
-// agent read, with the findings on the winning category first.
+// evidence turns the agents' valid findings into entries, one per place they
+// were read, each finding once however many agents made it. Entries come in
+// the order of how much they decided the answer: the strongest support of
+// the winning category first, then the rest by strength.
 func evidence(in Input, byRole map[string][]Finding, winner string) []Evidence {
-	out := []Evidence{}
+	type merged struct {
+		f     Finding
+		roles []string
+	}
+	var fs []*merged
+	seen := map[string]*merged{}
 	for _, role := range Roles {
-		fs := append([]Finding(nil), byRole[role]...)
-		if len(fs) == 0 {
-			continue
-		}
-		sort.SliceStable(fs, func(i, j int) bool {
-			wi, wj := fs[i].Category == winner, fs[j].Category == winner
-			if wi != wj {
-				return wi
-			}
-			return fs[i].Strength > fs[j].Strength
-		})
-		type group struct {
-			src   *Source
-			parts []string
-		}
-		var groups []*group
-		byKey := map[string]*group{}
-		for _, f := range fs {
-			src := SourceOf(in, f.Citation)
-			g := byKey[src.key()]
-			if g == nil {
-				if len(groups) == sourcesPerAgent {
-					continue
+		for _, f := range byRole[role] {
+			k := f.Stance + "\x00" + f.Category + "\x00" + strings.Join(strings.Fields(f.Summary), " ") + "\x00" + strings.Join(strings.Fields(f.Citation), " ")
+			if m := seen[k]; m != nil {
+				switch {
+				case f.Strength > m.f.Strength:
+					// The agent whose finding weighs most leads it.
+					m.f.Strength = f.Strength
+					m.roles = append([]string{role}, slices.DeleteFunc(m.roles, func(r string) bool { return r == role })...)
+				case !slices.Contains(m.roles, role):
+					m.roles = append(m.roles, role)
 				}
-				g = &group{src: src}
-				byKey[src.key()] = g
-				groups = append(groups, g)
-			}
-			if len(g.parts) == findingsPerSource {
 				continue
 			}
-			tag := f.Stance
-			if f.Category != "" {
-				tag += " " + f.Category
+			m := &merged{f: f, roles: []string{role}}
+			seen[k] = m
+			fs = append(fs, m)
+		}
+	}
+	weight := func(f Finding) float64 {
+		if f.Category == winner && f.Stance == StanceSupports {
+			return 2 + f.Strength
+		}
+		if f.Category == winner {
+			return 1 + f.Strength
+		}
+		return f.Strength
+	}
+	sort.SliceStable(fs, func(i, j int) bool { return weight(fs[i].f) > weight(fs[j].f) })
+	type group struct {
+		src   *Source
+		roles []string
+		parts []string
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, m := range fs {
+		// Entries are per leading agent and place, as the agents read them.
+		src := SourceOf(in, m.f.Citation)
+		key := m.roles[0] + "\x00" + src.key()
+		g := byKey[key]
+		if g == nil {
+			if len(groups) == maxEvidence {
+				continue
 			}
-			g.parts = append(g.parts, fmt.Sprintf("[%s] %s Evidence: %q", tag, f.Summary, clip(f.Citation, 200)))
+			g = &group{src: src}
+			byKey[key] = g
+			groups = append(groups, g)
 		}
-		for _, g := range groups {
-			out = append(out, Evidence{AgentRole: role, Content: strings.Join(g.parts, " "), Source: g.src})
+		if len(g.parts) == findingsPerSource {
+			continue
 		}
+		for _, r := range m.roles {
+			if !slices.Contains(g.roles, r) {
+				g.roles = append(g.roles, r)
+			}
+		}
+		tag := m.f.Stance
+		if m.f.Category != "" {
+			tag += " " + m.f.Category
+		}
+		g.parts = append(g.parts, fmt.Sprintf("[%s] %s Evidence: %q", tag, m.f.Summary, clip(m.f.Citation, 200)))
+	}
+	out := make([]Evidence, 0, len(groups))
+	for _, g := range groups {
+		e := Evidence{AgentRole: g.roles[0], Content: strings.Join(g.parts, " "), Source: g.src}
+		if len(g.roles) > 1 {
+			e.AgentRoles = g.roles
+		}
+		out = append(out, e)
 	}
 	return out
 }

@@ -323,6 +323,19 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("incident page lacks %q", want)
 		}
 	}
+	// Each finding is shown once: not twice in one bullet, not again under
+	// another agent that made it too.
+	var items []string
+	b.eval(`[...document.querySelectorAll("ul.evidence li")].map(li => li.innerText.split("\n")[0])`, &items)
+	shown := map[string]string{}
+	for _, it := range items {
+		for _, part := range strings.Split(it, "[")[1:] {
+			if prev, dup := shown[part]; dup {
+				t.Errorf("the finding %q is shown twice (%q and %q)", part, prev, it)
+			}
+			shown[part] = it
+		}
+	}
 	// Every workflow of the incident is linked in the Temporal UI by its ID.
 	var links []string
 	b.eval(`[...document.querySelectorAll(".workflows a")].map(a => a.href)`, &links)

@@ -242,7 +242,7 @@ func (a *Activities) SynthesizeInvestigation(ctx context.Context, in SynthesisIn
 	syn := Synthesis{Category: res.Category, Confidence: res.Confidence, RootCause: res.RootCause,
 		Culprit: res.Culprit, Mechanism: res.Mechanism, Candidates: res.Candidates, RecommendedActions: res.RecommendedActions, Model: model}
 	for _, e := range res.Evidence {
-		syn.Evidence = append(syn.Evidence, models.Evidence{AgentRole: e.AgentRole, Content: e.Content, Source: e.Source})
+		syn.Evidence = append(syn.Evidence, models.Evidence{AgentRole: e.AgentRole, AgentRoles: e.AgentRoles, Content: e.Content, Source: e.Source})
 	}
 	for _, h := range res.Hypotheses {
 		syn.Hypotheses = append(syn.Hypotheses, models.Hypothesis{Category: h.Category, Summary: h.Summary, Score: h.Score, RuledOut: h.RuledOut})

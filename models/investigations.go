@@ -33,9 +33,12 @@ const EventInvestigationCompleted = "investigation.completed"
 // input it rests on, and Source says where that was (the alert, pasted
 // context, a data source query, a recorded change).
 type Evidence struct {
-	AgentRole string           `json:"agentRole"`
-	Content   string           `json:"content"`
-	Source    *analyzer.Source `json:"source,omitempty"`
+	AgentRole string `json:"agentRole"`
+	// AgentRoles names every agent that made one of its findings, when more
+	// than one did (analyzer.Evidence).
+	AgentRoles []string         `json:"agentRoles,omitempty"`
+	Content    string           `json:"content"`
+	Source     *analyzer.Source `json:"source,omitempty"`
 }
 
 // Hypothesis is one category the synthesis considered, kept so users see what was

@@ -176,9 +176,10 @@ func (d *demoClient) investigate(ctx context.Context, promURL string) error {
 		Confidence float64 `json:"confidence"`
 		RootCause  string  `json:"rootCause"`
 		Evidence   []struct {
-			AgentRole string `json:"agentRole"`
-			Content   string `json:"content"`
-			Source    *struct {
+			AgentRole  string   `json:"agentRole"`
+			AgentRoles []string `json:"agentRoles"`
+			Content    string   `json:"content"`
+			Source     *struct {
 				Type  string `json:"type"`
 				Query string `json:"query"`
 			} `json:"source"`
@@ -209,7 +210,11 @@ func (d *demoClient) investigate(ctx context.Context, promURL string) error {
 		if len(q) > 160 {
 			q = q[:160] + "…"
 		}
-		fmt.Printf("  [%s] %s\n    query: %s\n", ev.AgentRole, ev.Content, q)
+		agents := ev.AgentRole
+		if len(ev.AgentRoles) > 0 {
+			agents = strings.Join(ev.AgentRoles, ", ")
+		}
+		fmt.Printf("  [%s] %s\n    query: %s\n", agents, ev.Content, q)
 	}
 	fmt.Printf("\nFull result: curl -s %s/v1/investigation/%s -H 'Authorization: Bearer %s'\n", d.base, posted.IncidentID, d.token)
 	return nil
