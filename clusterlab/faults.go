@@ -189,3 +189,20 @@ func NodeGone(w *World) {
 	conds := n["status"].(Obj)["conditions"].([]any)
 	n["status"].(Obj)["conditions"] = conds[:len(conds)-1]
 }
+
+// RolloutCrashLoop: checkout's revision 6 (2.15.0) rolled out 6 minutes ago;
+// its two pods exit with status 2 right after they start and are in
+// CrashLoopBackOff, while revision 5's pods keep serving.
+func RolloutCrashLoop(w *World) {
+	a := Checkout
+	a.Hash, a.Image = "5f4c7b9d8", "registry.example.com/shop/checkout:2.15.0"
+	w.Rollout(a, 6, 6*time.Minute, 2, func(p Obj) {
+		crashLoop(p, "Error", 2, 5, w.Ago(40*time.Second))
+		name := meta(p)["name"].(string)
+		w.Event("Pod", name, "Warning", "BackOff", "Back-off restarting failed container checkout in pod "+name+"_shop(uid-"+name+")", "kubelet", 18, 5*time.Minute, 20*time.Second)
+	})
+	w.Event("Deployment", "checkout", "Normal", "ScalingReplicaSet", "Scaled up replica set checkout-5f4c7b9d8 to 2", "deployment-controller", 1, 6*time.Minute, 6*time.Minute)
+	d := w.Find("Deployment", "checkout")["status"].(Obj)
+	d["updatedReplicas"], d["unavailableReplicas"] = 2, 2
+	w.RefreshEndpoints()
+}

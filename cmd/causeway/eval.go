@@ -43,6 +43,9 @@ type evalResult struct {
 	// why is the answer's narrative and ranked candidates, shown for a miss
 	// with --verbose.
 	why string
+	// tenantID and incidentID name the incident the scenario was recorded
+	// as, for a test to read the whole answer back.
+	tenantID, incidentID string
 }
 
 // culpritRight tells whether the answer names the labelled culprit: same
@@ -270,7 +273,7 @@ func evalScenario(ctx context.Context, env *evalEnv, s replay.Scenario) (evalRes
 		if got.Status != models.InvestigationRunning {
 			r := evalResult{id: s.ID, expected: s.Expected.Category, got: got.Category, confidence: got.Confidence, status: got.Status,
 				mechanism: got.Mechanism, culprit: culpritString(got.Culprit), wantMechanism: s.Expected.Mechanism, wantCulprit: culpritString(s.Expected.Culprit),
-				seconds: time.Since(now).Seconds(), why: got.RootCause}
+				seconds: time.Since(now).Seconds(), why: got.RootCause, tenantID: p.TenantID, incidentID: inc.ID}
 			for i, c := range got.Candidates {
 				r.why += fmt.Sprintf("\n%d. %s %s %s %.2f", i+1, orNone(culpritString(c.Culprit)), c.Category, c.Mechanism, c.Confidence)
 			}
