@@ -200,7 +200,8 @@ func evalTenant(ctx context.Context, store *models.Store) (auth.Principal, error
 // moment the pass starts.
 func evalScenario(ctx context.Context, env *evalEnv, s replay.Scenario) (evalResult, error) {
 	a, inv, sources, p := env.a, env.inv, env.sources, env.p
-	now := time.Now().UTC()
+	began := time.Now()
+	now := began.UTC()
 	if len(s.Changes) > 0 || len(s.Sources) > 0 || s.Snapshot() {
 		// The scenario's changes and sources are recorded as a tenant's would
 		// be, in a tenant of their own so no other scenario's are read with
@@ -273,7 +274,7 @@ func evalScenario(ctx context.Context, env *evalEnv, s replay.Scenario) (evalRes
 		if got.Status != models.InvestigationRunning {
 			r := evalResult{id: s.ID, expected: s.Expected.Category, got: got.Category, confidence: got.Confidence, status: got.Status,
 				mechanism: got.Mechanism, culprit: culpritString(got.Culprit), wantMechanism: s.Expected.Mechanism, wantCulprit: culpritString(s.Expected.Culprit),
-				seconds: time.Since(now).Seconds(), why: got.RootCause, tenantID: p.TenantID, incidentID: inc.ID}
+				seconds: time.Since(began).Seconds(), why: got.RootCause, tenantID: p.TenantID, incidentID: inc.ID}
 			for i, c := range got.Candidates {
 				r.why += fmt.Sprintf("\n%d. %s %s %s %.2f", i+1, orNone(culpritString(c.Culprit)), c.Category, c.Mechanism, c.Confidence)
 			}
