@@ -601,9 +601,9 @@ func rolloutReadings(e PlanEntry, v *clusterView) Result {
 }
 
 // containerImages lists a pod template's container images.
-func containerImages(spec podSpec) []string {
+func containerImages(tmpl podSpec) []string {
 	var images []string
-	for _, c := range spec.Containers {
+	for _, c := range tmpl.Containers {
 		images = append(images, c.Image)
 	}
 	return images
