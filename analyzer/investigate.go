@@ -119,7 +119,9 @@ func InvestigateContext(ctx context.Context, role string, in Input) (AgentReport
 	var hits []hit
 	readings := func(c *corpus) []hit {
 		rs := quotedReadings(c.in.Gathered)
-		hits := append(readingHits(rs, role), rolloutHits(rs, role)...)
+		ro := rolloutHits(c, rs, role)
+		hits := append(readingHits(rs, role), ro...)
+		hits = append(hits, rolloutMechanismHits(c, rs, ro)...)
 		return append(hits, clusterHits(rs, role, c.in)...)
 	}
 	for _, phase := range []func(*corpus) []hit{ruleHits, numericHits, readings, statedChangeHits, attributionHits} {

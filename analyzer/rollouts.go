@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -48,14 +49,14 @@ func explainedElsewhere(r *Reading) bool {
 // running, the rollout is the trigger, and the finding cites the rollout
 // itself. Pods of an older ReplicaSet failing too, or a rollout that had run
 // for a day before the failures, argue against it.
-func rolloutHits(readings []*Reading, role string) []hit {
+func rolloutHits(c *corpus, readings []*Reading, role string) []hit {
 	if role != RoleDeployments {
 		return nil
 	}
 	byDeployment, deployments, pods := rolloutsAndPods(readings)
 	var out []hit
 	for _, d := range deployments {
-		if h, ok := rolloutHit(d, byDeployment[d], pods); ok {
+		if h, ok := rolloutHit(c, d, byDeployment[d], pods); ok {
 			out = append(out, h)
 		}
 	}
@@ -113,7 +114,7 @@ func rolloutsAndPods(readings []*Reading) (map[string][]revisionSet, []string, m
 // after it while the previous revision's run supports a bad deployment;
 // earlier revisions failing too, or a revision that ran well for long
 // before, refutes it.
-func rolloutHit(d string, sets []revisionSet, pods map[string][]podState) (hit, bool) {
+func rolloutHit(c *corpus, d string, sets []revisionSet, pods map[string][]podState) (hit, bool) {
 	sort.SliceStable(sets, func(i, j int) bool { return sets[i].revision > sets[j].revision })
 	if h, ok := rollbackHit(d, sets, pods); ok {
 		return h, true
@@ -164,6 +165,14 @@ func rolloutHit(d string, sets []revisionSet, pods map[string][]podState) (hit, 
 			str = 0.82
 			what += fmt.Sprintf(", while %d of the previous revision's keep running", oldHealthy)
 		}
+		// The failing lines naming the new revision's version tie the
+		// failures to it as they tie them to a recorded release.
+		if tag := imageTag(newest.r.Labels["image"]); tag != "" && tag != imageTag(sets[1].r.Labels["image"]) {
+			if q := c.failingLineNaming(tag); q != "" {
+				str = max(str, strVersionFails)
+				what += "; the failing lines name its version " + tag + ": " + q
+			}
+		}
 		return hit{cat: CategoryBadDeployment, stance: StanceSupports, str: str, roles: rDeploy, stated: true, what: what, citation: newest.r.Line,
 			culprit: culprit, mech: MechanismOther}, true
 	}
@@ -212,4 +221,68 @@ func rollbackHit(d string, sets []revisionSet, pods map[string][]podState) (hit,
 			what: fmt.Sprintf("a rollout undone: revision %s of %s, rolled back as revision %s, whose %d containers run", rev, d, back, healthy), citation: undone.r.Line}, true
 	}
 	return hit{}, false
+}
+
+// imageTag is the tag of the first image of a revision's comma-separated
+// images ("registry.example/checkout:2.15.0" → "2.15.0"), "" for none or a
+// digest alone.
+func imageTag(images string) string {
+	img, _, _ := strings.Cut(images, ",")
+	img, _, _ = strings.Cut(img, "@")
+	if i := strings.LastIndexByte(img, ':'); i > strings.LastIndexByte(img, '/') {
+		if tag := img[i+1:]; len(tag) >= 3 && tag != "latest" {
+			return tag
+		}
+	}
+	return ""
+}
+
+// failingLineNaming quotes the first failing line of the input that names
+// tag, "" when none does.
+func (c *corpus) failingLineNaming(tag string) string {
+	t := strings.ToLower(tag)
+	for i := range c.lines {
+		l := &c.lines[i]
+		if !l.recorded && l.src != "field" && errorishRe.MatchString(l.text) && containsToken(l.lower, t) {
+			return shortQuote(l.text)
+		}
+	}
+	return ""
+}
+
+// rolloutMechanismHits: once a rollout is the confirmed trigger, what the
+// input then shows (OOM kills, throttling, an exhausted pool, slow queries)
+// is what it set off, and the deployments agent says so against each such
+// mechanism, as it does for a recorded change (mechanismHits).
+func rolloutMechanismHits(c *corpus, readings []*Reading, rollouts []hit) []hit {
+	var trigger *hit
+	for i := range rollouts {
+		h := &rollouts[i]
+		if h.stance == StanceSupports && h.str >= triggerConfirmed && (trigger == nil || h.str > trigger.str) {
+			trigger = h
+		}
+	}
+	if trigger == nil {
+		return nil
+	}
+	shown := map[string]bool{}
+	for _, h := range c.mechanisms() {
+		shown[h.cat] = true
+	}
+	for _, role := range Roles {
+		if role == RoleDeployments {
+			continue
+		}
+		for _, h := range append(readingHits(readings, role), clusterHits(readings, role, c.in)...) {
+			if h.stance == StanceSupports && h.str >= 0.4 && h.cat != "" && h.cat != CategoryBadDeployment && h.cat != CategoryConfigChange && h.cat != CategoryUnknown {
+				shown[h.cat] = true
+			}
+		}
+	}
+	out := make([]hit, 0, len(shown))
+	for _, cat := range sortedKeys(shown) {
+		out = append(out, hit{cat: cat, stance: StanceRefutes, str: strMechanism, roles: rDeploy, stated: true, citation: trigger.citation,
+			what: cat + " as the root cause (it is what the rollout set off)"})
+	}
+	return out
 }

@@ -122,3 +122,57 @@ func TestContainerTerminations(t *testing.T) {
 		}
 	}
 }
+
+// TestRolloutAsTrigger: a rollout confirmed as the trigger is weighed as a
+// recorded release is: the failing lines naming its version make it
+// decisive, and what its pods then show (OOM kills here) is what it set
+// off, which the deployments agent argues against as the root cause.
+func TestRolloutAsTrigger(t *testing.T) {
+	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+	release := func(rev int, rs, tag string, at time.Time) Reading {
+		r := Reading{Signal: SignalRollout, Value: float64(rev), Unit: UnitCount, At: at,
+			Labels: map[string]string{"deployment": "checkout", "replicaset": rs, "image": "registry.example/checkout:" + tag}}
+		r.Render("ReplicaSet revision")
+		return r
+	}
+	newRS, oldRS := release(8, "checkout-5f4c7b9d8", "2.15.0", now.Add(-10*time.Minute)), release(7, "checkout-7d9f8c6b5", "2.14.0", now.Add(-72*time.Hour))
+	oom := containerReading("checkout-5f4c7b9d8-z9q2m", "checkout-5f4c7b9d8", 4, "OOMKilled", "CrashLoopBackOff", now.Add(-2*time.Minute))
+	oom.Labels["exit_code"] = "137"
+	oom.Render("container restarts")
+	healthy := containerReading("checkout-7d9f8c6b5-x2k4q", "checkout-7d9f8c6b5", 0, "", "", now.Add(-72*time.Hour))
+	rs := []Reading{newRS, oldRS, oom, healthy}
+	in := Input{Title: "checkout degraded", Service: "checkout",
+		Context:  []string{"2026-03-04T11:58:01Z checkout-5f4c7b9d8-z9q2m ERROR pricing cache warm-up failed in 2.15.0: fatal error: runtime: out of memory"},
+		Gathered: []Excerpt{{Source: Source{Kind: SourceDataSource, Type: "kubernetes", Query: "GET /api/v1/namespaces/shop/pods"}, Text: ReadingsText(rs), Readings: rs, Measured: true}}}
+	rep := Investigate(RoleDeployments, in)
+	var trigger, mechanism *Finding
+	for i, f := range rep.Findings {
+		switch {
+		case f.Category == CategoryBadDeployment && f.Stance == StanceSupports && trigger == nil:
+			trigger = &rep.Findings[i]
+		case f.Category == CategoryMemoryExhaustion && f.Stance == StanceRefutes:
+			mechanism = &rep.Findings[i]
+		}
+	}
+	if trigger == nil || trigger.Strength < 0.9 || !strings.Contains(trigger.Summary, "2.15.0") || trigger.Citation != newRS.Line {
+		t.Fatalf("the rollout as trigger: %+v", rep.Findings)
+	}
+	if mechanism == nil || mechanism.Citation != newRS.Line {
+		t.Fatalf("the OOM kills the rollout set off are not argued against: %+v", rep.Findings)
+	}
+	res := Synthesize(in, []AgentReport{rep, Investigate(RoleInfrastructure, in), Investigate(RoleLogs, in)})
+	if res.Category != CategoryBadDeployment || res.Culprit == nil || res.Culprit.Name != "checkout" {
+		t.Fatalf("answered %s %+v", res.Category, res.Culprit)
+	}
+
+	// Without a healthy previous revision and a version in the failures,
+	// the rollout is a suspect, not a confirmed trigger: the mechanism
+	// stands.
+	rs = []Reading{newRS, oldRS, oom}
+	in.Context, in.Gathered[0].Readings, in.Gathered[0].Text = nil, rs, ReadingsText(rs)
+	for _, f := range Investigate(RoleDeployments, in).Findings {
+		if f.Category == CategoryMemoryExhaustion && f.Stance == StanceRefutes {
+			t.Fatalf("an unconfirmed rollout argues against the mechanism: %+v", f)
+		}
+	}
+}
