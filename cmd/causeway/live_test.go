@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -247,9 +245,8 @@ func liveCases() []replay.Scenario {
 
 // TestLiveDataIsAnsweredFromItsSeries runs the live-data development set
 // through the real pipeline: series backfilled into a real Prometheus,
-// clusters through the Kubernetes API replay, logs through Loki (and the
-// files of analyzer/testdata/live, when present). Every case is answered in
-// its category, and every fault's answer cites a data-source query that
+// clusters through the Kubernetes API replay, logs through Loki. Every case
+// is answered in its category, and every fault's answer cites a data-source query that
 // supports it: the disk of the alert's own instance, the certificate of its
 // probe target, the lag of its consumer group, the rollout its pods came
 // from. The decoys hold the fault next door (a full disk on another host, a
@@ -261,14 +258,6 @@ func TestLiveDataIsAnsweredFromItsSeries(t *testing.T) {
 	}
 	commandEnv(t, t.TempDir())
 	cases := liveCases()
-	dir := filepath.Join("..", "..", "analyzer", "testdata", "live")
-	if _, err := os.Stat(dir); err == nil {
-		files, err := replay.LoadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, files...)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	env, stop, err := startEval(ctx, "")

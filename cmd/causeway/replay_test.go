@@ -102,3 +102,15 @@ func TestSnapshotChangesMoveWithTheSnapshot(t *testing.T) {
 		t.Fatalf("an undated change gains a date, or the input moved: %+v %+v", out[1], in[0])
 	}
 }
+
+// TestTimeValuedSeriesMoveWithTheSnapshot: a series whose value is a moment
+// (a certificate's expiry) is moved like its samples' times; a duration is
+// not.
+func TestTimeValuedSeriesMoveWithTheSnapshot(t *testing.T) {
+	for metric, want := range map[string]bool{"probe_ssl_earliest_cert_expiry": true, "kube_job_status_completion_timestamp_seconds": true,
+		"probe_dns_lookup_time_seconds": false, "node_filesystem_avail_bytes": false} {
+		if timeValued(metric) != want {
+			t.Errorf("%s time-valued: %v, want %v", metric, !want, want)
+		}
+	}
+}

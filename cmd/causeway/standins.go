@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/causeway/causeway/auth"
@@ -81,8 +82,15 @@ func connectSnapshot(ctx context.Context, sources *service.DataSources, p auth.P
 		series := make([]promlab.Series, 0, len(s.Series))
 		for _, st := range s.Series {
 			ps := promlab.Series{Metric: st.Metric, Labels: st.Labels, Samples: []promlab.Sample{}}
+			moved := 0.0
+			if timeValued(st.Metric) {
+				// A series whose value is a moment moves with the snapshot
+				// too, or a certificate valid for 60 days at the snapshot
+				// would have expired by the time it is replayed.
+				moved = shift.Seconds()
+			}
 			for _, sm := range st.Samples {
-				ps.Samples = append(ps.Samples, promlab.Sample{At: sm.At.Add(shift), Value: sm.Value})
+				ps.Samples = append(ps.Samples, promlab.Sample{At: sm.At.Add(shift), Value: sm.Value + moved})
 			}
 			series = append(series, ps)
 		}
@@ -96,4 +104,21 @@ func connectSnapshot(ctx context.Context, sources *service.DataSources, p auth.P
 		}
 	}
 	return stop, nil
+}
+
+// timeValuedSeries are the exporters' series whose value is a Unix time
+// rather than a quantity: blackbox_exporter's certificate expiry, node and
+// process start times, kube-state-metrics' creation and start times,
+// x509-certificate-exporter's validity bounds.
+var timeValuedSeries = map[string]bool{
+	"probe_ssl_earliest_cert_expiry": true, "node_boot_time_seconds": true, "process_start_time_seconds": true,
+	"kube_pod_created": true, "kube_pod_start_time": true, "kube_deployment_created": true,
+	"x509_cert_not_after": true, "x509_cert_not_before": true,
+}
+
+// timeValued tells a series whose value is a moment: one of the above, or a
+// name ending in _timestamp_seconds, the Prometheus naming convention for
+// a time.
+func timeValued(metric string) bool {
+	return timeValuedSeries[metric] || strings.HasSuffix(metric, "_timestamp_seconds")
 }
