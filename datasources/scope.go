@@ -57,10 +57,12 @@ const (
 var labelName = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
 // notSeriesLabels are alert labels that describe the alert, not the series it
-// fired on, so they never narrow a query.
+// fired on, so they never narrow a query. A blackbox_exporter (or
+// snmp_exporter) module says how a target was probed, not which target: the
+// certificate another module of the same target read is that target's too.
 var notSeriesLabels = map[string]bool{
 	"alertname": true, "severity": true, "priority": true, "alertstate": true,
-	"service": true, "env": true, "environment": true,
+	"service": true, "env": true, "environment": true, "module": true,
 }
 
 // datadogTags maps Datadog's tag names onto the Prometheus labels of the same

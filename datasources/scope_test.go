@@ -135,7 +135,7 @@ func TestExporterSeriesBelongByTheAlertsOwnLabels(t *testing.T) {
 	if len(lag) != 1 || !strings.Contains(lag["kafka_consumer_lag"], `kafka_consumergroup_lag{consumergroup="invoice-writer", topic=~"invoices|"}`) {
 		t.Fatalf("an alert naming only a consumer group plans %v", lag)
 	}
-	probe := queries(Alert{Provider: "alertmanager", Tags: map[string]string{"alertname": "BlackboxProbeFailed", "instance": "https://pay.example.com/healthz"}})
+	probe := queries(Alert{Provider: "alertmanager", Tags: map[string]string{"alertname": "BlackboxProbeFailed", "instance": "https://pay.example.com/healthz", "module": "http_2xx"}})
 	if !strings.Contains(probe["probe_cert_expiry"], `probe_ssl_earliest_cert_expiry{instance="https://pay.example.com/healthz"}`) || probe["filesystem_free"] == "" {
 		t.Fatalf("a probe target's alert plans %v", probe)
 	}
