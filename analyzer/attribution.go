@@ -622,13 +622,7 @@ func (c *corpus) undone(rb *attributed, all []attributed) *attributed {
 // (throttling, exhausted pools, slow queries…) is the symptom, and the agent
 // says so against each mechanism the input shows.
 func (c *corpus) mechanismHits(hits []hit) []hit {
-	var trigger *hit
-	for i := range hits {
-		h := &hits[i]
-		if h.stance == StanceSupports && h.str >= triggerConfirmed && (trigger == nil || h.str > trigger.str) {
-			trigger = h
-		}
-	}
+	trigger := confirmedTrigger(hits)
 	if trigger == nil {
 		return nil
 	}
@@ -638,6 +632,19 @@ func (c *corpus) mechanismHits(hits []hit) []hit {
 			citation: trigger.citation, what: h.cat + " as the root cause (it is what the recorded change set off)"})
 	}
 	return out
+}
+
+// confirmedTrigger is the strongest supporting hit strong enough to count as
+// the initiating cause, nil when none is.
+func confirmedTrigger(hits []hit) *hit {
+	var trigger *hit
+	for i := range hits {
+		h := &hits[i]
+		if h.stance == StanceSupports && h.str >= triggerConfirmed && (trigger == nil || h.str > trigger.str) {
+			trigger = h
+		}
+	}
+	return trigger
 }
 
 // changeHit is a finding about change a, citing its recorded line, which

@@ -72,6 +72,14 @@ func rolloutOwner(r *Reading) string {
 	return r.Labels["deployment"]
 }
 
+// rolloutCulprit is the workload a revision reading belongs to.
+func rolloutCulprit(r *Reading) *Culprit {
+	if sts := r.Labels["statefulset"]; sts != "" {
+		return &Culprit{Kind: KindStatefulSet, Name: sts, Namespace: r.Labels["namespace"]}
+	}
+	return &Culprit{Kind: KindDeployment, Name: r.Labels["deployment"], Namespace: r.Labels["namespace"]}
+}
+
 // revisionSet is one revision of a workload (a Deployment's ReplicaSet, a
 // StatefulSet's ControllerRevision) and its revision number.
 type revisionSet struct {
@@ -144,11 +152,7 @@ func rolloutHit(c *corpus, d string, sets []revisionSet, pods map[string][]podSt
 		}
 	}
 	rev := strconv.Itoa(newest.revision)
-	kind, name := KindDeployment, d
-	if sts := newest.r.Labels["statefulset"]; sts != "" {
-		kind, name = KindStatefulSet, sts
-	}
-	culprit := &Culprit{Kind: kind, Name: name, Namespace: newest.r.Labels["namespace"]}
+	culprit := rolloutCulprit(newest.r)
 	switch {
 	case newFailing == 0:
 		return hit{}, false
@@ -198,19 +202,24 @@ func rollbackHit(d string, sets []revisionSet, pods map[string][]podState) (hit,
 	if !undone.r.At.After(restored.r.At) {
 		return hit{}, false
 	}
+	// The restored revision's pods started again when it was restored; a
+	// rollout undone long after it began had proven itself meanwhile.
 	failing, healthy := 0, 0
+	var restarted time.Time
 	for _, p := range pods[restored.r.Labels["replicaset"]] {
 		if p.failing {
 			failing++
 		} else {
 			healthy++
 		}
+		if p.r.At.After(restarted) {
+			restarted = p.r.At
+		}
 	}
-	kind, name := KindDeployment, d
-	if sts := undone.r.Labels["statefulset"]; sts != "" {
-		kind, name = KindStatefulSet, sts
+	if !restarted.After(undone.r.At) || restarted.Sub(undone.r.At) > rolloutWindow {
+		return hit{}, false
 	}
-	culprit := &Culprit{Kind: kind, Name: name, Namespace: undone.r.Labels["namespace"]}
+	culprit := rolloutCulprit(undone.r)
 	rev, back := strconv.Itoa(undone.revision), strconv.Itoa(restored.revision)
 	switch {
 	case failing > 0:
@@ -255,13 +264,7 @@ func (c *corpus) failingLineNaming(tag string) string {
 // is what it set off, and the deployments agent says so against each such
 // mechanism, as it does for a recorded change (mechanismHits).
 func rolloutMechanismHits(c *corpus, readings []*Reading, rollouts []hit) []hit {
-	var trigger *hit
-	for i := range rollouts {
-		h := &rollouts[i]
-		if h.stance == StanceSupports && h.str >= triggerConfirmed && (trigger == nil || h.str > trigger.str) {
-			trigger = h
-		}
-	}
+	trigger := confirmedTrigger(rollouts)
 	if trigger == nil {
 		return nil
 	}

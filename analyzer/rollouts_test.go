@@ -39,6 +39,7 @@ func TestRolloutReasoning(t *testing.T) {
 	healthy := containerReading("checkout-old-a", "checkout-old", 0, "", "", now.Add(-72*time.Hour))
 	oldCrash := containerReading("checkout-old-b", "checkout-old", 5, "Error", "CrashLoopBackOff", now.Add(-3*time.Minute))
 	staleNew := rolloutReading(8, "checkout-new", now.Add(-50*time.Hour))
+	restored := containerReading("checkout-old-c", "checkout-old", 0, "", "", now.Add(-4*time.Minute))
 
 	cases := []struct {
 		name   string
@@ -49,8 +50,9 @@ func TestRolloutReasoning(t *testing.T) {
 		{"the new revision's pods alone fail", []Reading{newRS, oldRS, crash, healthy}, StanceSupports, newRS.Line},
 		{"the previous revision's pods fail too", []Reading{newRS, oldRS, crash, oldCrash}, StanceRefutes, oldCrash.Line},
 		{"the rollout is two days old", []Reading{staleNew, oldRS, crash, healthy}, StanceRefutes, staleNew.Line},
-		// kubectl rollout undo: the old ReplicaSet takes revision 9 and runs again.
-		{"the rollout was undone and the restored pods run", []Reading{rolloutReading(9, "checkout-old", now.Add(-72*time.Hour)), newRS, healthy}, StanceSupports, newRS.Line},
+		// kubectl rollout undo: the old ReplicaSet takes revision 9 and its
+		// pods start again.
+		{"the rollout was undone and the restored pods run", []Reading{rolloutReading(9, "checkout-old", now.Add(-72*time.Hour)), newRS, restored}, StanceSupports, newRS.Line},
 		{"undoing the rollout did not help", []Reading{rolloutReading(9, "checkout-old", now.Add(-72*time.Hour)), newRS, oldCrash}, StanceRefutes, newRS.Line},
 	}
 	for _, c := range cases {
@@ -173,6 +175,21 @@ func TestRolloutAsTrigger(t *testing.T) {
 	for _, f := range Investigate(RoleDeployments, in).Findings {
 		if f.Category == CategoryMemoryExhaustion && f.Stance == StanceRefutes {
 			t.Fatalf("an unconfirmed rollout argues against the mechanism: %+v", f)
+		}
+	}
+}
+
+// TestLateRollbackIsNoTrigger: a revision rolled back days after it rolled
+// out had run well meanwhile; the rollback does not make it the trigger.
+func TestLateRollbackIsNoTrigger(t *testing.T) {
+	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
+	rs := []Reading{rolloutReading(9, "checkout-old", now.Add(-30*24*time.Hour)), rolloutReading(8, "checkout-new", now.Add(-72*time.Hour)),
+		containerReading("checkout-old-c", "checkout-old", 0, "", "", now.Add(-5*time.Minute))}
+	in := Input{Title: "checkout degraded", Service: "checkout",
+		Gathered: []Excerpt{{Source: Source{Kind: SourceDataSource, Type: "kubernetes", Query: "GET /apis/apps/v1/namespaces/shop/replicasets"}, Text: ReadingsText(rs), Readings: rs, Measured: true}}}
+	for _, f := range Investigate(RoleDeployments, in).Findings {
+		if f.Category == CategoryBadDeployment && f.Stance == StanceSupports {
+			t.Fatalf("a rollout undone three days on is blamed: %+v", f)
 		}
 	}
 }

@@ -12,14 +12,7 @@ import (
 func TestSnapshotSetsLoad(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join("..", "analyzer", "testdata", "kubernetes", "*"))
 	total := 0
-	for _, dir := range dirs {
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			continue
-		}
-		scenarios, err := LoadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, scenarios := range loadSets(t, dirs) {
 		for _, s := range scenarios {
 			total++
 			if s.Kubernetes == nil {
@@ -40,14 +33,7 @@ func TestLiveAndProseSetsLoad(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join("..", "analyzer", "testdata", "sealed", "*"))
 	dirs = append(dirs, filepath.Join("..", "analyzer", "testdata", "live"))
 	total := 0
-	for _, dir := range dirs {
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			continue
-		}
-		scenarios, err := LoadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for dir, scenarios := range loadSets(t, dirs) {
 		live := filepath.Base(dir) != "prose"
 		for _, s := range scenarios {
 			total++
@@ -57,4 +43,22 @@ func TestLiveAndProseSetsLoad(t *testing.T) {
 		}
 	}
 	t.Logf("%d scenarios", total)
+}
+
+// loadSets loads every directory of dirs strictly, by directory; a path
+// that is not a directory is left out.
+func loadSets(t *testing.T, dirs []string) map[string][]Scenario {
+	t.Helper()
+	out := map[string][]Scenario{}
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		scenarios, err := LoadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[dir] = scenarios
+	}
+	return out
 }
