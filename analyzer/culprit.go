@@ -83,9 +83,9 @@ var (
 	statefulSetPodRe = regexp.MustCompile(`^(.+)-\d+$`)
 )
 
-// podWorkload names the workload a pod most likely belongs to, by the names
+// PodWorkload names the workload a pod most likely belongs to, by the names
 // its controller gives pods; a pod named otherwise is its own culprit.
-func podWorkload(pod, namespace string) Culprit {
+func PodWorkload(pod, namespace string) Culprit {
 	if m := deploymentPodRe.FindStringSubmatch(pod); m != nil {
 		return Culprit{Kind: KindDeployment, Name: m[1], Namespace: namespace}
 	}
@@ -116,7 +116,7 @@ func readingCulprit(r *Reading) *Culprit {
 	case l["persistentvolumeclaim"] != "":
 		return &Culprit{Kind: KindPersistentVolumeClaim, Name: l["persistentvolumeclaim"], Namespace: l["namespace"]}
 	case l["pod"] != "":
-		c := podWorkload(l["pod"], l["namespace"])
+		c := PodWorkload(l["pod"], l["namespace"])
 		return &c
 	case l["consumergroup"] != "":
 		return &Culprit{Kind: KindService, Name: l["consumergroup"]}

@@ -97,21 +97,19 @@ func renderLogQL(tmpl string, sc Scope, serviceLabel string) string {
 	return strings.ReplaceAll(tmpl, "$S", strings.Join(parts, ", "))
 }
 
-// Pod names as controllers generate them: a Deployment's ReplicaSet adds
-// the pod-template hash and five characters, a StatefulSet an ordinal, a
-// DaemonSet or Job five characters.
-var (
-	replicaSetPodRe = regexp.MustCompile(`^(.+)-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
-	ordinalPodRe    = regexp.MustCompile(`^(.+)-[0-9]+$`)
-	suffixPodRe     = regexp.MustCompile(`^(.+)-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
-)
+// suffixPodRe is a DaemonSet's or Job's pod name: the workload's and five
+// characters of the alphabet Kubernetes generates names from.
+var suffixPodRe = regexp.MustCompile(`^(.+)-[bcdfghjklmnpqrstvwxz2456789]{5}$`)
 
-// podWorkload is the name of the workload a pod's name says it belongs to.
+// podWorkload is the name of the workload a pod's name says it belongs to:
+// a Deployment's or StatefulSet's as the analyzer reads pod names, else a
+// DaemonSet's or Job's.
 func podWorkload(pod string) string {
-	for _, re := range []*regexp.Regexp{replicaSetPodRe, ordinalPodRe, suffixPodRe} {
-		if m := re.FindStringSubmatch(pod); m != nil {
-			return m[1]
-		}
+	if w := analyzer.PodWorkload(pod, ""); w.Kind != analyzer.KindPod {
+		return w.Name
+	}
+	if m := suffixPodRe.FindStringSubmatch(pod); m != nil {
+		return m[1]
 	}
 	return pod
 }
