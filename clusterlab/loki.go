@@ -151,12 +151,43 @@ func splitMatchers(s string) []string {
 	return append(out, s[start:])
 }
 
+// discoverServiceName is Loki's default discover_service_name limit (Loki
+// 3.0 and later): the labels its distributor takes a stream's service_name
+// from, first present first, when the stream was pushed without one.
+var discoverServiceName = []string{"service", "app", "application", "app_name", "name", "app_kubernetes_io_name",
+	"container", "container_name", "k8s_container_name", "component", "workload", "job", "k8s_job_name"}
+
+// withServiceName is a pushed stream's labels as Loki stores them: with the
+// service_name its distributor derives, "unknown_service" when no label of
+// discoverServiceName is set.
+func withServiceName(in map[string]string) map[string]string {
+	out := make(map[string]string, len(in)+1)
+	for k, v := range in {
+		out[k] = v
+	}
+	if out["service_name"] != "" {
+		return out
+	}
+	out["service_name"] = "unknown_service"
+	for _, k := range discoverServiceName {
+		if v := in[k]; v != "" {
+			out["service_name"] = v
+			break
+		}
+	}
+	return out
+}
+
 // NewLoki builds a Loki holding streams, to serve with any HTTP server. With
 // an orgID it serves only that tenant (sent as X-Scope-OrgID, as a
 // multi-tenant Loki requires); without one it is a single-tenant Loki that
 // asks for none.
 func NewLoki(orgID string, streams []Stream) *LokiServer {
-	ls := &LokiServer{orgID: orgID, streams: streams}
+	ingested := make([]Stream, len(streams))
+	for i, s := range streams {
+		ingested[i] = Stream{Labels: withServiceName(s.Labels), Lines: s.Lines}
+	}
+	ls := &LokiServer{orgID: orgID, streams: ingested}
 	ls.Queries.Store([]string{})
 	return ls
 }
