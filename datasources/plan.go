@@ -136,6 +136,8 @@ var defaultServiceLabels = []string{"service", "app", "app_kubernetes_io_name", 
 
 var (
 	groupRe = regexp.MustCompile(`<<(.*?)>>`)
+	// ownMatcherRe finds the label matchers an entry's query writes itself.
+	ownMatcherRe = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*("(?:[^"\\]|\\.)*")`)
 )
 
 // renderPromQL fills an entry's query for a service: each <<…>> group is
@@ -161,10 +163,10 @@ func renderPromQL(e PlanEntry, sc Scope, serviceLabel string) string {
 	for _, l := range identityOf(e, sc) {
 		variants = append(variants, variant{l, l + `="` + escapeLabelValue(sc.Labels[l]) + `"`})
 	}
-	narrow := func(skip string) string {
+	narrow := func(inner, skip string) string {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(sc.Labels)) {
-			if k == skip {
+			if k == skip || contradicts(inner, k, sc.Labels[k]) {
 				continue
 			}
 			// A series without the label matches the empty string, so the
@@ -182,7 +184,7 @@ func renderPromQL(e PlanEntry, sc Scope, serviceLabel string) string {
 		alts := make([]string, len(variants))
 		for i, v := range variants {
 			m := v.matcher
-			if n := narrow(v.label); n != "" {
+			if n := narrow(inner, v.label); n != "" {
 				m += ", " + n
 			}
 			alts[i] = strings.ReplaceAll(inner, "$S", m)
@@ -193,6 +195,37 @@ func renderPromQL(e PlanEntry, sc Scope, serviceLabel string) string {
 		return "(" + strings.Join(alts, " or ") + ")"
 	})
 	return strings.ReplaceAll(out, "$W", window)
+}
+
+// contradicts reports whether the alert's value of label fails a matcher
+// the entry's query writes on that label itself: the entry decides that
+// label (node_exporter's mode!~"idle|…"), and the alert's value, often read
+// from its rule's own expression (mode="idle"), would only empty the query.
+func contradicts(query, label, value string) bool {
+	for _, m := range ownMatcherRe.FindAllStringSubmatch(query, -1) {
+		if m[1] != label {
+			continue
+		}
+		want, err := strconv.Unquote(m[3])
+		if err != nil {
+			continue
+		}
+		var ok bool
+		switch m[2] {
+		case "=", "!=":
+			ok = value == want
+		default:
+			re, err := regexp.Compile("^(?:" + want + ")$")
+			if err != nil {
+				continue
+			}
+			ok = re.MatchString(value)
+		}
+		if ok == (m[2] == "!=" || m[2] == "!~") {
+			return true
+		}
+	}
+	return false
 }
 
 // escapeLabelValue quotes a value for a PromQL string literal.

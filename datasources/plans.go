@@ -141,6 +141,20 @@ var Plans = []PlanEntry{
 		Query: withLimit(
 			`min by (instance, device, mountpoint) (<<node_filesystem_files_free{fstype!~"tmpfs|overlay|squashfs", $S}>>)`,
 			`max by (instance, device, mountpoint) (<<node_filesystem_files{fstype!~"tmpfs|overlay|squashfs", $S}>>)`)},
+	// A host's CPU: the cores busy (every mode but idle, and iowait and
+	// steal, in which the CPU waits rather than works) against the cores
+	// node_exporter counts; its memory: MemTotal less MemAvailable, the
+	// kernel's own estimate of what can be had without swapping.
+	{ID: "host_cpu_usage", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalCPUUsage,
+		What: "host CPU use", Unit: analyzer.UnitCores, Reduce: ReduceMax, Source: "node_exporter", Identity: instanceIdentity,
+		Query: withLimit(
+			`sum by (instance) (<<rate(node_cpu_seconds_total{mode!~"idle|iowait|steal", $S}[5m])>>)`,
+			`count by (instance) (<<node_cpu_seconds_total{mode="idle", $S}>>)`)},
+	{ID: "host_memory_usage", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalMemoryUsage,
+		What: "host memory in use", Unit: analyzer.UnitBytes, Reduce: ReduceMax, Source: "node_exporter", Identity: instanceIdentity,
+		Query: withLimit(
+			`max by (instance) (<<node_memory_MemTotal_bytes{$S}>>) - max by (instance) (<<node_memory_MemAvailable_bytes{$S}>>)`,
+			`max by (instance) (<<node_memory_MemTotal_bytes{$S}>>)`)},
 	{ID: "volume_free", Type: TypePrometheus, Agents: metricsInfra, Signal: analyzer.SignalFilesystemFree,
 		What: "free volume space", Unit: analyzer.UnitBytes, Reduce: ReduceMin, Source: "kubelet", Identity: volumeIdentity,
 		Query: withLimit(

@@ -153,6 +153,29 @@ func TestExporterSeriesBelongByTheAlertsOwnLabels(t *testing.T) {
 	if strings.Contains(svc["memory_usage"], `namespace="shop"`) {
 		t.Fatalf("a service's alert reads its whole namespace: %s", svc["memory_usage"])
 	}
+	// node_exporter's own CPU counters, on the alert's host. The rule's
+	// expression (node_load5 / count(node_cpu_seconds_total{mode="idle"}))
+	// puts mode="idle" among the alert's labels; the entry's own mode
+	// matcher decides that label, or the query reads nothing.
+	load := queries(Alert{Provider: "alertmanager", Service: "catalog", Tags: map[string]string{"alertname": "NodeLoadHigh", "instance": "api-7:9100", "job": "node"},
+		Metadata: map[string]any{"generatorURL": `http://prometheus:9090/graph?g0.expr=node_load5%7Bjob%3D%22node%22%7D+%2F+on+%28instance%29+count+by+%28instance%29+%28node_cpu_seconds_total%7Bmode%3D%22idle%22%7D%29+%3E+2`}})
+	cpu := load["host_cpu_usage"]
+	if !strings.Contains(cpu, `node_cpu_seconds_total{mode!~"idle|iowait|steal", instance="api-7:9100", job=~"node|"}`) ||
+		!strings.Contains(cpu, `node_cpu_seconds_total{mode="idle", instance="api-7:9100", job=~"node|"`) {
+		t.Errorf("host CPU of the alert's instance:\n%s", cpu)
+	}
+	if busy, _, _ := strings.Cut(cpu, `"reading", "value"`); strings.Contains(busy, `mode=~"idle|"`) {
+		t.Errorf("the alert's mode contradicts the entry's own matcher:\n%s", cpu)
+	}
+	if !strings.Contains(load["host_memory_usage"], `node_memory_MemAvailable_bytes{instance="api-7:9100"`) {
+		t.Errorf("host memory of the alert's instance:\n%s", load["host_memory_usage"])
+	}
+	// A label the entry writes that the alert's value satisfies still
+	// narrows: one container of a pod.
+	one := queries(Alert{Provider: "alertmanager", Service: "checkout", Tags: map[string]string{"container": "sidecar", "pod": "checkout-5c6b7d8f9-l2mzn"}})
+	if !strings.Contains(one["memory_usage"], `container=~"sidecar|"`) {
+		t.Errorf("the alert's container no longer narrows:\n%s", one["memory_usage"])
+	}
 	if none := queries(Alert{Provider: "alertmanager", Tags: map[string]string{"alertname": "Watchdog"}}); len(none) != 0 {
 		t.Fatalf("an alert naming nothing plans %v", none)
 	}
