@@ -269,6 +269,9 @@ func ruleHits(c *corpus) []hit {
 			if r.need != nil && !r.needClause && !r.need.MatchString(l.lower) {
 				continue
 			}
+			if r.alertNeed != nil && (l.src == "title" || l.src == "description") && !r.alertNeed.MatchString(l.lower) {
+				continue
+			}
 			for _, m := range r.re.FindAllStringIndex(l.text, 4) {
 				if r.needClause {
 					sp := l.clauseAt(m[0])
@@ -291,6 +294,9 @@ func ruleHits(c *corpus) []hit {
 					h.stance, h.str = StanceSupports, r.str*sourceWeight(l)
 					if l.speculative(m[0]) {
 						h.str *= speculationWeight
+					}
+					if l.src != "title" && l.src != "description" {
+						h.culprit = peerCulprit(r.cat, l.text)
 					}
 				}
 				out = append(out, h)

@@ -15,6 +15,10 @@ type rule struct {
 	unless *regexp.Regexp
 	// needClause checks need against the matched clause instead of the line.
 	needClause bool
+	// alertNeed, when set, must also match an alert's own title or
+	// description: words a provider's status page uses ("elevated error
+	// rates") describe, in an alert, the tenant's own symptom.
+	alertNeed *regexp.Regexp
 	// refStr is the strength of the refutation when the match is negated
 	// (0 = negation is ignored).
 	refStr float64
@@ -133,8 +137,10 @@ var rules = []rule{
 	// Atlassian Statuspage component and incident states ("Degraded
 	// Performance", "Partial Outage", "Major Outage", "Investigating",
 	// "Identified"), AWS Health and Google Cloud Service Health ("elevated
-	// error rates", "increased latency").
+	// error rates", "increased latency"). In an alert's own title they are
+	// the tenant's symptom unless the alert comes from such a page.
 	{cat: CategoryUpstreamDependency, what: "a provider reporting degraded service", str: 0.8, roles: []string{RoleNetwork}, polar: true,
+		alertNeed: re(`status ?page|statuspage|status\.|service health|health dashboard|aws health|\bprovider\b`),
 		re: re(`status( page)?\b.*(degraded|outage|incident|elevated error|investigating|partial)|(degraded performance|elevated (errors?|error rates?|failures|latenc\w*)|major outage|partial outage)|^\s*\d{1,2}:\d{2}(\s*utc)?\s*[-–]?\s*(investigating|identified)\b`)},
 	// Statuspage ("All Systems Operational"), Google Cloud Service Health
 	// ("No incidents"), AWS Health ("no issues", "operating normally").
@@ -241,7 +247,10 @@ var rules = []rule{
 	// ("connection not available and request was dropped from queue"),
 	// Oracle (ORA-00018, ORA-00020 "maximum number of processes exceeded",
 	// ORA-12516/12519 "listener could not find available handler").
+	// unless: go-redis's own pool (ErrPoolTimeout, "redis: connection pool
+	// timeout"), a cache client's pool, which the cache rule reads.
 	{cat: CategoryDBConnectionExhaustion, what: "the database connection limit or pool being exhausted", str: 0.88, roles: rDB, refStr: 0.35,
+		unless: re(`\bredis: (connection )?pool timeout`),
 		re: re(`too many (clients|connections)|remaining connection slots|connection slots are reserved|max_user_connections|ER_CON_COUNT_ERROR|connection pool (is )?(exhausted|full)|pool (is )?exhausted|pool (timeout|timed out)|timeout (waiting for|acquiring) (a )?(idle )?connection|(could not|unable to|failed to) (get|obtain|acquire) (a )?(jdbc |database |db |pooled )?connection|connection is not available|QueuePool limit|PoolTimeout|no more connections allowed|max_client_conn|connection limit (exceeded|reached)|sorry, too many|ConnectionPoolTimeout|pool[^.]*waiting=[1-9]|acquire connection timeout|Knex: Timeout acquiring|connection not available|dropped from (the )?queue|timed out waiting for (a |an )?(idle )?connection|maximum number of (processes|sessions)[^.]*exceeded|ORA-000(18|20)\b|ORA-1251[69]\b|listener could not find available handler`)},
 
 	// db_lock_contention
