@@ -211,10 +211,18 @@ func (c *corpus) scope(ch Change) (string, int, stamp) {
 		if !ok {
 			continue
 		}
-		if d, ok := minutesBetween(start, s); ok && d >= -afterOnsetSlack {
-			if at.min < 0 {
-				at = s
-			} else if e, ok := minutesBetween(at, s); ok && e < 0 {
+		d, ok := minutesBetween(start, s)
+		switch {
+		case !ok:
+		case d < -afterOnsetSlack:
+			// What the change touched was failing before it began: those
+			// failures date the onset, and the change cannot have set
+			// them off.
+			return q, kind, stamp{min: -1}
+		case at.min < 0:
+			at = s
+		default:
+			if e, ok := minutesBetween(at, s); ok && e < 0 {
 				at = s
 			}
 		}
@@ -234,6 +242,9 @@ func (c *corpus) scopeLines(ch Change, kind int, mech string) []int {
 		for i := range c.lines {
 			l := &c.lines[i]
 			if l.recorded || l.src == "field" || !errorishRe.MatchString(l.text) {
+				continue
+			}
+			if kind == scopeVersion && narratesRelease(l) {
 				continue
 			}
 			for _, t := range toks {
@@ -261,6 +272,12 @@ func (c *corpus) scopeLines(ch Change, kind int, mech string) []int {
 	}
 	return out
 }
+
+// narratesRelease tells a line that tells of a release itself ("12.4.0
+// rolled out 23:34", "deployed v2 to prod") in the release vocabulary of
+// deployRe: its version there dates the change, it does not show the
+// failures coming from it, even when the line goes on to the symptoms.
+func narratesRelease(l *line) bool { return deployRe.MatchString(l.text) }
 
 // weighOther judges a change to another service: it is the trigger only when
 // the failing lines name both that service and what the change touched (a
@@ -323,7 +340,7 @@ func (c *corpus) scopeEvidence(ch Change) (string, int, int) {
 		if l.recorded || l.src == "field" || !errorishRe.MatchString(l.text) {
 			continue
 		}
-		if len(version) >= 2 && containsToken(l.lower, strings.ToLower(version)) {
+		if len(version) >= 2 && containsToken(l.lower, strings.ToLower(version)) && !narratesRelease(l) {
 			return shortQuote(l.text), scopeVersion, i
 		}
 		if bestKind != scopeNone && bestKind <= scopeIdent {

@@ -173,3 +173,59 @@ func TestAttributionNewReplicaSetFails(t *testing.T) {
 		t.Fatalf("old and new pods both fail, yet the release was named: %+v", res.Hypotheses)
 	}
 }
+
+// TestAttributionReadsWhatTheFailuresSay: a line telling of the release
+// itself names its version without showing failures from it; failures of
+// what a change touched that began before it clear it; and the outage that
+// did begin is what the answer names.
+func TestAttributionReadsWhatTheFailuresSay(t *testing.T) {
+	cert := Input{
+		Title: "api.example.io public health check is failing", Service: "accounts-api",
+		Description: "Error: CERT_HAS_EXPIRED - certificate has expired",
+		Metadata:    map[string]any{"startsAt": "2026-06-02T00:01:00Z"},
+		Context: []string{
+			"curl: (60) SSL certificate problem: certificate has expired",
+			"accounts-api 12.4.0 rolled out 23:34-23:38 (email template only). Requests kept succeeding until 00:00:11, then TLS handshake failures, not HTTP errors.",
+		},
+	}.WithChanges([]Change{{ID: "chg_01TPL", Service: "accounts-api", Kind: "deployment", Version: "12.4.0",
+		Description: "Release 12.4.0: new password reset email template", StartedAt: at("2026-06-01T23:34:00Z")}})
+	if res := runAll(cert); res.Category != CategoryCertificateExpired {
+		t.Errorf("a line telling of the rollout blamed it: %s %+v", res.Category, res.Hypotheses)
+	}
+
+	hotfix := Input{
+		Title: "orders-web: checkout payment failures > 10%", Service: "orders-web",
+		Metadata: map[string]any{"startsAt": "2026-02-24T12:22:00Z"},
+		Context: []string{
+			"[2026-02-24 12:21:41,002] ERROR orders.payments: create_payment_intent failed attempt=1 stripe status=503 message='An unknown error occurred'",
+			"[2026-02-24 12:44:02,114] ERROR orders.payments: create_payment_intent failed attempt=2 stripe status=503 (Network error: ReadTimeout: HTTPSConnectionPool(host='api.stripe.com', port=443): Read timed out.)",
+		},
+	}.WithChanges([]Change{{ID: "chg_01FIX", Service: "orders-web", Kind: "deployment", Version: "3.2.7",
+		Description: "Hotfix: retry Stripe PaymentIntent creation once on 5xx", StartedAt: at("2026-02-24T12:37:50Z")}})
+	res := runAll(hotfix)
+	if res.Category != CategoryUpstreamDependency {
+		t.Errorf("a hotfix after the failures it touched began was blamed: %s %+v", res.Category, res.Hypotheses)
+	}
+	if res.Culprit == nil || *res.Culprit != (Culprit{Kind: KindDependency, Name: "api.stripe.com"}) {
+		t.Errorf("culprit %v, want dependency api.stripe.com", res.Culprit)
+	}
+}
+
+// TestNodeCPUReadings: a node at its allocatable CPU in `kubectl top nodes`
+// and node_exporter's load far above the CPUs are CPU saturation.
+func TestNodeCPUReadings(t *testing.T) {
+	for _, ctx := range []string{
+		"$ kubectl top nodes\nNAME                                       CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)\nip-10-20-33-7.eu-west-2.compute.internal   15872m       99%      38114Mi         61%",
+		"node_load1 = 41 on 16 vCPUs",
+	} {
+		in := Input{Title: "quote-engine p95 latency above SLO", Service: "quote-engine", Context: []string{ctx}}
+		if res := runAll(in); res.Category != CategoryCPUSaturation {
+			t.Errorf("%q: got %s, want cpu_saturation", ctx, res.Category)
+		}
+	}
+	idle := Input{Title: "quote-engine p95 latency above SLO", Service: "quote-engine",
+		Context: []string{"NAME   CPU(cores)   CPU(%)   MEMORY(bytes)   MEMORY(%)\nip-10-20-41-19   4210m   26%   30120Mi   48%"}}
+	if res := runAll(idle); res.Category == CategoryCPUSaturation {
+		t.Errorf("a node at 26%% CPU read as saturated")
+	}
+}

@@ -12,7 +12,7 @@ import (
 // memory (RSS, working set) and filesystem use (df "Use%", inodes, /dev/),
 // ping/mtr packet loss, HTTP 4xx/5xx and error ratios, latency quantiles
 // (p99), LaunchDarkly percentage rollouts. loadAvgRe is uptime/top ("load
-// average:"), hikariRe HikariCP's pool stats ("active=10, idle=0,
+// average:") and node_exporter's node_load1/5/15, hikariRe HikariCP's pool stats ("active=10, idle=0,
 // waiting=23"), maxConnRe/curConnRe PostgreSQL max_connections and
 // pg_stat_database numbackends, MySQL Threads_connected, PgBouncer clients;
 // produceRe/consumeRe RabbitMQ's management rates (publish, deliver/ack) and
@@ -28,7 +28,10 @@ var (
 	pctRe      = regexp.MustCompile(`(\d{1,3}(?:\.\d+)?)\s*%`)
 	metricKW   = regexp.MustCompile(`(?i)(hit(s)?[ _]?(ratio|rate)|get_hits|cpu\w*|processor|memory|\bmem\b|heap|\brss\b|working set|\bgc\b|garbage|disk|use%|filesystem|volume|inodes|/dev/|packet loss|\bloss\b|error\w*|5xx|4xx|success|fail\w*|timeouts?|rollout|percentage|threshold|ratio|latency|p\d\d)`)
 	ratioRe    = regexp.MustCompile(`(?i)(\d[\d,]*(?:\.\d+)?)\s*([a-z]+)?\s*(?:/|\bof\b)\s*(?:(max\w*|limit|provisioned|capacity)\s*[=:]?\s*)?(\d[\d,]*(?:\.\d+)?)`)
-	loadAvgRe  = regexp.MustCompile(`(?i)load average:?\s*(\d+(?:\.\d+)?)`)
+	loadAvgRe  = regexp.MustCompile(`(?i)(?:load average:?|\b(?:node_)?load(?:1|5|15)\b\s*[=:]?)\s*(\d+(?:\.\d+)?)`)
+	// topNodeRe is a row of `kubectl top nodes` (metrics-server): name,
+	// CPU in millicores and percent of allocatable, memory and percent.
+	topNodeRe = regexp.MustCompile(`^\s*([a-z0-9][a-z0-9.-]*)\s+\d+m\s+(\d{1,3})%\s+\d+(?:Ki|Mi|Gi)\s+\d{1,3}%\s*$`)
 	vcpuRe     = regexp.MustCompile(`(?i)(\d+)\s*v?(cpus?|cores)\b`)
 	hikariRe   = regexp.MustCompile(`(?i)active=(\d+)[^\n]*?idle=0\b[^\n]*?(waiting|pending)=([1-9]\d*)`)
 	maxConnRe  = regexp.MustCompile(`(?i)max_connections\s*[=:]?\s*(\d+)`)
@@ -292,6 +295,11 @@ func lineNumericHits(c *corpus, li int, w float64) []hit {
 			if n := parseNum(v[1], ""); n > 0 && load/n >= 1.5 {
 				out = append(out, hit{cat: CategoryCPUSaturation, stance: StanceSupports, str: 0.62 * w, what: "load average far above the CPU count", roles: rInfraM, citation: cite})
 			}
+		}
+	}
+	if m := topNodeRe.FindStringSubmatch(l.text); m != nil {
+		if pct := parseNum(m[2], ""); pct >= 90 {
+			out = append(out, hit{cat: CategoryCPUSaturation, stance: StanceSupports, str: 0.7 * w, what: "a node's CPU at its allocatable capacity", roles: rInfraM, citation: cite})
 		}
 	}
 	if hikariRe.MatchString(l.text) {

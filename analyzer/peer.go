@@ -8,12 +8,13 @@ import (
 
 // A failing line names the peer it failed against in the words of the client
 // that failed: libpq and pgx ("connection to server at \"db\"", "host=db"),
+// urllib3 ("HTTPSConnectionPool(host='api.example.com', port=443)"),
 // Go's net package ("dial tcp db:5432", "lookup db"), go-redis and logfmt
 // loggers (addr=cache:6379), and any client that logs the URL it called.
 var (
 	peerRes = []*regexp.Regexp{
 		regexp.MustCompile(`connection to server at "([A-Za-z0-9][\w.-]*)"`),
-		regexp.MustCompile("\\bhost=`?\"?([A-Za-z0-9][\\w.-]*)"),
+		regexp.MustCompile("\\bhost=[`\"']?([A-Za-z0-9][\\w.-]*)"),
 		regexp.MustCompile(`\baddr(?:ess)?="?([A-Za-z0-9][\w.-]*):\d+`),
 		regexp.MustCompile(`\bdial tcp ([A-Za-z][\w.-]*):\d+`),
 		regexp.MustCompile(`\blookup ([A-Za-z][\w.-]*)`),
