@@ -211,19 +211,21 @@ func evalScenario(ctx context.Context, env *evalEnv, s replay.Scenario) (evalRes
 			return evalResult{}, err
 		}
 	}
+	var recorded map[string]string
 	switch {
 	case len(s.Changes) > 0 && s.Snapshot():
 		// A snapshot's changes are dated in its own time frame and move
 		// with the rest of it, so a change keeps its place against the
 		// series, log lines and objects around it.
-		if _, err := recordScenarioChanges(ctx, a.Store, p.TenantID, shiftChanges(s.Changes, now.Sub(*s.Now)), now); err != nil {
+		var err error
+		if _, recorded, err = recordScenarioChanges(ctx, a.Store, p.TenantID, shiftChanges(s.Changes, now.Sub(*s.Now)), now); err != nil {
 			return evalResult{}, err
 		}
 	case len(s.Changes) > 0:
 		// The incident opens just after the latest change, so they fall in
 		// the window a pass reads.
 		var err error
-		if now, err = recordScenarioChanges(ctx, a.Store, p.TenantID, s.Changes, now); err != nil {
+		if now, recorded, err = recordScenarioChanges(ctx, a.Store, p.TenantID, s.Changes, now); err != nil {
 			return evalResult{}, err
 		}
 	}
@@ -273,7 +275,7 @@ func evalScenario(ctx context.Context, env *evalEnv, s replay.Scenario) (evalRes
 		}
 		if got.Status != models.InvestigationRunning {
 			r := evalResult{id: s.ID, expected: s.Expected.Category, got: got.Category, confidence: got.Confidence, status: got.Status,
-				mechanism: got.Mechanism, culprit: culpritString(got.Culprit), wantMechanism: s.Expected.Mechanism, wantCulprit: culpritString(s.Expected.Culprit),
+				mechanism: got.Mechanism, culprit: culpritString(got.Culprit), wantMechanism: s.Expected.Mechanism, wantCulprit: culpritString(recordedCulprit(s.Expected.Culprit, recorded)),
 				seconds: time.Since(began).Seconds(), why: got.RootCause, tenantID: p.TenantID, incidentID: inc.ID}
 			for i, c := range got.Candidates {
 				r.why += fmt.Sprintf("\n%d. %s %s %s %.2f", i+1, orNone(culpritString(c.Culprit)), c.Category, c.Mechanism, c.Confidence)
@@ -291,10 +293,25 @@ func evalScenario(ctx context.Context, env *evalEnv, s replay.Scenario) (evalRes
 	}
 }
 
+// recordedCulprit is a label's culprit as the pass can name it: a change
+// is named by its changeId (docs/scenarios.md), which Causeway gives it when
+// it is recorded, so a label naming a scenario's change by its id or
+// version names the recorded change's id.
+func recordedCulprit(c *analyzer.Culprit, recorded map[string]string) *analyzer.Culprit {
+	if c == nil || c.Kind != analyzer.KindChange {
+		return c
+	}
+	if id, ok := recorded[c.Name]; ok {
+		return &analyzer.Culprit{Kind: c.Kind, Name: id, Namespace: c.Namespace}
+	}
+	return c
+}
+
 // recordScenarioChanges stores a scenario's changes for tenantID and returns
-// when its incident opens: five minutes after the latest change time, or now
-// when no change carries a time.
-func recordScenarioChanges(ctx context.Context, store *models.Store, tenantID string, cs []analyzer.Change, now time.Time) (time.Time, error) {
+// when its incident opens (five minutes after the latest change time, or now
+// when no change carries a time) and the id each change was recorded under,
+// by the scenario's id and version of it.
+func recordScenarioChanges(ctx context.Context, store *models.Store, tenantID string, cs []analyzer.Change, now time.Time) (time.Time, map[string]string, error) {
 	var latest time.Time
 	for _, c := range cs {
 		if c.StartedAt.After(latest) {
@@ -308,6 +325,7 @@ func recordScenarioChanges(ctx context.Context, store *models.Store, tenantID st
 	if !latest.IsZero() {
 		opens = latest.Add(5 * time.Minute).UTC()
 	}
+	ids := map[string]string{}
 	for i, c := range cs {
 		started := c.StartedAt
 		if started.IsZero() {
@@ -316,11 +334,19 @@ func recordScenarioChanges(ctx context.Context, store *models.Store, tenantID st
 		row := &models.Change{TenantID: tenantID, Service: c.Service, Environment: c.Environment, Kind: c.Kind,
 			Version: c.Version, Description: c.Description, StartedAt: started.UTC(), FinishedAt: c.FinishedAt,
 			Author: c.Author, URL: c.URL, RevertOf: c.RevertOf, Source: "eval", SourceChangeID: fmt.Sprintf("eval-%d", i), CreatedAt: now}
-		if _, _, err := store.RecordChange(ctx, row); err != nil {
-			return time.Time{}, err
+		stored, _, err := store.RecordChange(ctx, row)
+		if err != nil {
+			return time.Time{}, nil, err
+		}
+		for _, name := range []string{c.ID, c.Version} {
+			if name = strings.TrimSpace(name); name != "" {
+				if _, taken := ids[name]; !taken {
+					ids[name] = stored.ID
+				}
+			}
 		}
 	}
-	return opens, nil
+	return opens, ids, nil
 }
 
 // shiftChanges returns cs with every time moved by shift.
