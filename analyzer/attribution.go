@@ -214,11 +214,13 @@ func (c *corpus) scope(ch Change) (string, int, stamp) {
 		d, ok := minutesBetween(start, s)
 		switch {
 		case !ok:
-		case d < -afterOnsetSlack:
-			// What the change touched was failing before it began: those
-			// failures date the onset, and the change cannot have set
-			// them off.
+		case d < -afterOnsetSlack && loggedLineRe.MatchString(c.lines[li].text):
+			// What the change touched was logged failing before it began:
+			// those failures date the onset, and the change cannot have
+			// set them off. (Only a log record's own leading time says
+			// when it failed; "14:00-14:20: 31% errors" spans the change.)
 			return q, kind, stamp{min: -1}
+		case d < -afterOnsetSlack:
 		case at.min < 0:
 			at = s
 		default:
@@ -272,6 +274,10 @@ func (c *corpus) scopeLines(ch Change, kind int, mech string) []int {
 	}
 	return out
 }
+
+// loggedLineRe is a log record that starts with its own time: RFC 3339 or
+// ISO 8601 (Go, logfmt, Python logging in brackets), syslog ("Jan  2 15:04").
+var loggedLineRe = regexp.MustCompile(`^\W{0,2}(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2})`)
 
 // narratesRelease tells a line that tells of a release itself ("12.4.0
 // rolled out 23:34", "deployed v2 to prod") in the release vocabulary of
