@@ -27,11 +27,13 @@ func TestSnapshotSetsLoad(t *testing.T) {
 }
 
 // TestLiveAndProseSetsLoad: every file of the exporter, rollout and prose
-// sets (analyzer/testdata/live, analyzer/testdata/sealed/*) loads strictly:
+// sets (analyzer/testdata/live, analyzer/testdata/changes/*,
+// analyzer/testdata/sealed/*) loads strictly:
 // a live-data file holds the systems it is replayed from, a prose file none.
 func TestLiveAndProseSetsLoad(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join("..", "analyzer", "testdata", "sealed", "*"))
-	dirs = append(dirs, filepath.Join("..", "analyzer", "testdata", "live"))
+	changes, _ := filepath.Glob(filepath.Join("..", "analyzer", "testdata", "changes", "*"))
+	dirs = append(append(dirs, changes...), filepath.Join("..", "analyzer", "testdata", "live"))
 	total := 0
 	for dir, scenarios := range loadSets(t, dirs) {
 		live := filepath.Base(dir) != "prose"
