@@ -155,7 +155,7 @@ func rolloutHit(c *corpus, d string, sets []revisionSet, pods map[string][]podSt
 	culprit := rolloutCulprit(newest.r)
 	switch {
 	case newFailing == 0:
-		return hit{}, false
+		return c.servingRolloutHit(d, sets, culprit)
 	case oldFailing != nil:
 		return hit{cat: CategoryBadDeployment, stance: StanceRefutes, str: 0.45, roles: rDeploy, stated: true, culprit: culprit,
 			what: fmt.Sprintf("revision %s of %s as trigger (pods of an earlier ReplicaSet fail too)", rev, d), citation: oldFailing.Line}, true
@@ -172,7 +172,7 @@ func rolloutHit(c *corpus, d string, sets []revisionSet, pods map[string][]podSt
 		// The failing lines naming the new revision's version tie the
 		// failures to it as they tie them to a recorded release.
 		if tag := imageTag(newest.r.Labels["image"]); tag != "" && tag != imageTag(sets[1].r.Labels["image"]) {
-			if q := c.failingLineNaming(tag); q != "" {
+			if q, _ := c.failingLineNaming(tag); q != "" {
 				str = max(str, strVersionFails)
 				what += "; the failing lines name its version " + tag + ": " + q
 			}
@@ -247,16 +247,54 @@ func imageTag(images string) string {
 }
 
 // failingLineNaming quotes the first failing line of the input that names
-// tag, "" when none does.
-func (c *corpus) failingLineNaming(tag string) string {
+// tag, and its index; "" and -1 when none does.
+func (c *corpus) failingLineNaming(tag string) (string, int) {
 	t := strings.ToLower(tag)
 	for i := range c.lines {
 		l := &c.lines[i]
 		if !l.recorded && l.src != "field" && errorishRe.MatchString(l.text) && containsToken(l.lower, t) {
-			return shortQuote(l.text)
+			return shortQuote(l.text), i
 		}
 	}
-	return ""
+	return "", -1
+}
+
+// servingRolloutHit weighs a rollout whose pods all run and serve: a code
+// fault a handler recovers from (a panic middleware, a 500) does not fail
+// the container. The rollout is still the release the failures come from
+// when the failing lines name its image's version and not the previous
+// revision's, beginning within rolloutWindow of it, as a recorded release
+// is read.
+func (c *corpus) servingRolloutHit(d string, sets []revisionSet, culprit *Culprit) (hit, bool) {
+	if len(sets) < 2 {
+		return hit{}, false
+	}
+	newest := sets[0]
+	tag, prev := imageTag(newest.r.Labels["image"]), imageTag(sets[1].r.Labels["image"])
+	if tag == "" || tag == prev {
+		return hit{}, false
+	}
+	q, li := c.failingLineNaming(tag)
+	if li < 0 {
+		return hit{}, false
+	}
+	if prev != "" {
+		if old, _ := c.failingLineNaming(prev); old != "" {
+			return hit{}, false // the previous version fails as well
+		}
+	}
+	failed, ok := firstStamp(c.lines[li].text)
+	if !ok {
+		return hit{}, false
+	}
+	gap, ok := minutesBetween(stampOf(newest.r.At), failed)
+	if !ok || gap < -afterOnsetSlack || time.Duration(gap)*time.Minute > rolloutWindow {
+		return hit{}, false
+	}
+	what := fmt.Sprintf("a rollout: revision %d of %s (%s), %s before the failures, which name its version: %s",
+		newest.revision, d, tag, humanMinutes(max(gap, 0)), q)
+	return hit{cat: CategoryBadDeployment, stance: StanceSupports, str: strVersionFails, roles: rDeploy, stated: true, what: what,
+		citation: newest.r.Line, culprit: culprit, mech: MechanismOther}, true
 }
 
 // rolloutMechanismHits: once a rollout is the confirmed trigger, what the

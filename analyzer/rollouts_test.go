@@ -193,3 +193,42 @@ func TestLateRollbackIsNoTrigger(t *testing.T) {
 		}
 	}
 }
+
+// TestServingRolloutNamedByItsFailures: a rollout whose pods all run (a
+// panic a handler recovers from fails no container) is the release the
+// failures come from when they name its version and not the previous one,
+// and begin shortly after it; failures naming the previous version too, or
+// beginning long after, leave it alone.
+func TestServingRolloutNamedByItsFailures(t *testing.T) {
+	now := time.Date(2026, 7, 22, 10, 40, 0, 0, time.UTC)
+	release := func(rev int, rs, tag string, at time.Time) Reading {
+		r := Reading{Signal: SignalRollout, Value: float64(rev), Unit: UnitCount, At: at,
+			Labels: map[string]string{"deployment": "shipment-tracker", "replicaset": rs, "image": "registry.example/shipment-tracker:" + tag}}
+		r.Render("ReplicaSet revision")
+		return r
+	}
+	newRS := release(18, "shipment-tracker-59bc7f6d84", "v1.22.0", now.Add(-28*time.Minute))
+	oldRS := release(17, "shipment-tracker-6d4f8b9c57", "v1.21.3", now.Add(-8*24*time.Hour))
+	serving := containerReading("shipment-tracker-59bc7f6d84-r5kq2", "shipment-tracker-59bc7f6d84", 0, "", "", now.Add(-28*time.Minute))
+	rs := []Reading{newRS, oldRS, serving}
+	judge := func(lines ...string) *Finding {
+		in := Input{Title: "shipment-tracker 5xx ratio above 5%", Service: "shipment-tracker", Context: lines,
+			Gathered: []Excerpt{{Source: Source{Kind: SourceDataSource, Type: "kubernetes", Query: "GET /apis/apps/v1/namespaces/logistics/replicasets"}, Text: ReadingsText(rs), Readings: rs, Measured: true}}}
+		for _, f := range Investigate(RoleDeployments, in).Findings {
+			if f.Category == CategoryBadDeployment && f.Stance == StanceSupports && f.Citation == newRS.Line {
+				return &f
+			}
+		}
+		return nil
+	}
+	panicked := `{"level":"error","ts":"2026-07-22T10:16:10.000Z","msg":"panic recovered","version":"v1.22.0","error":"runtime error: invalid memory address or nil pointer dereference"}`
+	if f := judge(panicked); f == nil || f.Strength < 0.9 {
+		t.Fatalf("the rollout the failures name: %+v", f)
+	}
+	if f := judge(panicked, `{"level":"error","ts":"2026-07-22T10:05:00.000Z","msg":"panic recovered","version":"v1.21.3"}`); f != nil {
+		t.Errorf("the previous version fails too, yet the rollout is blamed: %+v", f)
+	}
+	if f := judge(`{"level":"error","ts":"2026-07-22T13:30:00.000Z","msg":"panic recovered","version":"v1.22.0"}`); f != nil {
+		t.Errorf("failures beginning hours after the rollout blame it: %+v", f)
+	}
+}
