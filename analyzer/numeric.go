@@ -20,18 +20,18 @@ import (
 // Kubernetes working set, Windows "Private Bytes") rising; dfRowRe a df row
 // at 95-100%.
 var (
-	arrowRe    = regexp.MustCompile(`->|→|=>`)
-	fromToRe   = regexp.MustCompile(`(?i)\bfrom\s+(\d[\d,]*(?:\.\d+)?)\s*([kmg]?)\S*\s+to\s+(\d[\d,]*(?:\.\d+)?)\s*([kmg]?)`)
-	numRe      = regexp.MustCompile(`(?i)\b(\d[\d,]*(?:\.\d+)?)\s*([km](?:\b|/)|%)?`)
-	timeRe     = regexp.MustCompile(`\b\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\b|\d{4}-\d{2}-\d{2}[T ]?`)
-	parenRe    = regexp.MustCompile(`\([^)]*\)`)
-	pctRe      = regexp.MustCompile(`(\d{1,3}(?:\.\d+)?)\s*%`)
-	metricKW   = regexp.MustCompile(`(?i)(hit(s)?[ _]?(ratio|rate)|get_hits|cpu\w*|processor|memory|\bmem\b|heap|\brss\b|working set|\bgc\b|garbage|disk|use%|filesystem|volume|inodes|/dev/|packet loss|\bloss\b|error\w*|5xx|4xx|success|fail\w*|timeouts?|rollout|percentage|threshold|ratio|latency|p\d\d)`)
-	ratioRe    = regexp.MustCompile(`(?i)(\d[\d,]*(?:\.\d+)?)\s*([a-z]+)?\s*(?:/|\bof\b)\s*(?:(max\w*|limit|provisioned|capacity)\s*[=:]?\s*)?(\d[\d,]*(?:\.\d+)?)`)
-	loadAvgRe  = regexp.MustCompile(`(?i)(?:load average:?|\b(?:node_)?load(?:1|5|15)\b\s*[=:]?)\s*(\d+(?:\.\d+)?)`)
+	arrowRe   = regexp.MustCompile(`->|→|=>`)
+	fromToRe  = regexp.MustCompile(`(?i)\bfrom\s+(\d[\d,]*(?:\.\d+)?)\s*([kmg]?)\S*\s+to\s+(\d[\d,]*(?:\.\d+)?)\s*([kmg]?)`)
+	numRe     = regexp.MustCompile(`(?i)\b(\d[\d,]*(?:\.\d+)?)\s*([km](?:\b|/)|%)?`)
+	timeRe    = regexp.MustCompile(`\b\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?\b|\d{4}-\d{2}-\d{2}[T ]?`)
+	parenRe   = regexp.MustCompile(`\([^)]*\)`)
+	pctRe     = regexp.MustCompile(`(\d{1,3}(?:\.\d+)?)\s*%`)
+	metricKW  = regexp.MustCompile(`(?i)(hit(s)?[ _]?(ratio|rate)|get_hits|cpu\w*|processor|memory|\bmem\b|heap|\brss\b|working set|\bgc\b|garbage|disk|use%|filesystem|volume|inodes|/dev/|packet loss|\bloss\b|error\w*|5xx|4xx|success|fail\w*|timeouts?|rollout|percentage|threshold|ratio|latency|p\d\d)`)
+	ratioRe   = regexp.MustCompile(`(?i)(\d[\d,]*(?:\.\d+)?)\s*([a-z]+)?\s*(?:/|\bof\b)\s*(?:(max\w*|limit|provisioned|capacity)\s*[=:]?\s*)?(\d[\d,]*(?:\.\d+)?)`)
+	loadAvgRe = regexp.MustCompile(`(?i)(?:load average:?|\b(?:node_)?load(?:1|5|15)\b\s*[=:]?)\s*(\d+(?:\.\d+)?)`)
 	// topNodeRe is a row of `kubectl top nodes` (metrics-server): name,
 	// CPU in millicores and percent of allocatable, memory and percent.
-	topNodeRe = regexp.MustCompile(`^\s*([a-z0-9][a-z0-9.-]*)\s+\d+m\s+(\d{1,3})%\s+\d+(?:Ki|Mi|Gi)\s+\d{1,3}%\s*$`)
+	topNodeRe  = regexp.MustCompile(`^\s*([a-z0-9][a-z0-9.-]*)\s+\d+m\s+(\d{1,3})%\s+\d+(?:Ki|Mi|Gi)\s+\d{1,3}%\s*$`)
 	vcpuRe     = regexp.MustCompile(`(?i)(\d+)\s*v?(cpus?|cores)\b`)
 	hikariRe   = regexp.MustCompile(`(?i)active=(\d+)[^\n]*?idle=0\b[^\n]*?(waiting|pending)=([1-9]\d*)`)
 	maxConnRe  = regexp.MustCompile(`(?i)max_connections\s*[=:]?\s*(\d+)`)

@@ -141,7 +141,7 @@ var rules = []rule{
 	// the tenant's symptom unless the alert comes from such a page.
 	{cat: CategoryUpstreamDependency, what: "a provider reporting degraded service", str: 0.8, roles: []string{RoleNetwork}, polar: true,
 		alertNeed: re(`status ?page|statuspage|status\.|service health|health dashboard|aws health|\bprovider\b`),
-		re: re(`status( page)?\b.*(degraded|outage|incident|elevated error|investigating|partial)|(degraded performance|elevated (errors?|error rates?|failures|latenc\w*)|major outage|partial outage)|^\s*\d{1,2}:\d{2}(\s*utc)?\s*[-–]?\s*(investigating|identified)\b`)},
+		re:        re(`status( page)?\b.*(degraded|outage|incident|elevated error|investigating|partial)|(degraded performance|elevated (errors?|error rates?|failures|latenc\w*)|major outage|partial outage)|^\s*\d{1,2}:\d{2}(\s*utc)?\s*[-–]?\s*(investigating|identified)\b`)},
 	// Statuspage ("All Systems Operational"), Google Cloud Service Health
 	// ("No incidents"), AWS Health ("no issues", "operating normally").
 	{cat: CategoryUpstreamDependency, what: "a provider reporting healthy service", str: 0.5, roles: []string{RoleNetwork}, polar: true, refute: true,
@@ -251,7 +251,7 @@ var rules = []rule{
 	// timeout"), a cache client's pool, which the cache rule reads.
 	{cat: CategoryDBConnectionExhaustion, what: "the database connection limit or pool being exhausted", str: 0.88, roles: rDB, refStr: 0.35,
 		unless: re(`\bredis: (connection )?pool timeout`),
-		re: re(`too many (clients|connections)|remaining connection slots|connection slots are reserved|max_user_connections|ER_CON_COUNT_ERROR|connection pool (is )?(exhausted|full)|pool (is )?exhausted|pool (timeout|timed out)|timeout (waiting for|acquiring) (a )?(idle )?connection|(could not|unable to|failed to) (get|obtain|acquire) (a )?(jdbc |database |db |pooled )?connection|connection is not available|QueuePool limit|PoolTimeout|no more connections allowed|max_client_conn|connection limit (exceeded|reached)|sorry, too many|ConnectionPoolTimeout|pool[^.]*waiting=[1-9]|acquire connection timeout|Knex: Timeout acquiring|connection not available|dropped from (the )?queue|timed out waiting for (a |an )?(idle )?connection|maximum number of (processes|sessions)[^.]*exceeded|ORA-000(18|20)\b|ORA-1251[69]\b|listener could not find available handler`)},
+		re:     re(`too many (clients|connections)|remaining connection slots|connection slots are reserved|max_user_connections|ER_CON_COUNT_ERROR|connection pool (is )?(exhausted|full)|pool (is )?exhausted|pool (timeout|timed out)|timeout (waiting for|acquiring) (a )?(idle )?connection|(could not|unable to|failed to) (get|obtain|acquire) (a )?(jdbc |database |db |pooled )?connection|connection is not available|QueuePool limit|PoolTimeout|no more connections allowed|max_client_conn|connection limit (exceeded|reached)|sorry, too many|ConnectionPoolTimeout|pool[^.]*waiting=[1-9]|acquire connection timeout|Knex: Timeout acquiring|connection not available|dropped from (the )?queue|timed out waiting for (a |an )?(idle )?connection|maximum number of (processes|sessions)[^.]*exceeded|ORA-000(18|20)\b|ORA-1251[69]\b|listener could not find available handler`)},
 
 	// db_lock_contention
 	// MySQL/InnoDB (1205 "Lock wait timeout exceeded", 1213 "Deadlock found",
