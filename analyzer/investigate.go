@@ -242,14 +242,18 @@ func hasRole(rs []string, r string) bool {
 // sourceWeight discounts alert text (a symptom summary) and structured fields
 // relative to the raw context an engineer pasted.
 func sourceWeight(l *line) float64 {
-	switch l.src {
-	case "title", "description":
+	if l.fromAlert() {
 		return 0.85
-	case "field":
+	}
+	if l.src == "field" {
 		return 0.6
 	}
 	return 1
 }
+
+// fromAlert tells a line of the alert's own title or description: the
+// symptom as the monitoring tool summed it up, not what an engineer pasted.
+func (l *line) fromAlert() bool { return l.src == "title" || l.src == "description" }
 
 func ruleHits(c *corpus) []hit {
 	var out []hit
@@ -269,7 +273,7 @@ func ruleHits(c *corpus) []hit {
 			if r.need != nil && !r.needClause && !r.need.MatchString(l.lower) {
 				continue
 			}
-			if r.alertNeed != nil && (l.src == "title" || l.src == "description") && !r.alertNeed.MatchString(l.lower) {
+			if r.alertNeed != nil && l.fromAlert() && !r.alertNeed.MatchString(l.lower) {
 				continue
 			}
 			for _, m := range r.re.FindAllStringIndex(l.text, 4) {
@@ -295,7 +299,7 @@ func ruleHits(c *corpus) []hit {
 					if l.speculative(m[0]) {
 						h.str *= speculationWeight
 					}
-					if l.src != "title" && l.src != "description" {
+					if !l.fromAlert() {
 						h.culprit = peerCulprit(r.cat, l.text)
 					}
 				}

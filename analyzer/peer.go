@@ -20,7 +20,6 @@ var (
 		regexp.MustCompile(`\blookup ([A-Za-z][\w.-]*)`),
 		regexp.MustCompile(`\b(?:https?|grpcs?|redis|rediss|postgres(?:ql)?|mysql|amqps?)://(?:[^@/\s]*@)?([A-Za-z0-9][\w.-]*)`),
 	}
-	ipRe = regexp.MustCompile(`^\d{1,3}(\.\d{1,3}){3}$`)
 )
 
 // peerCulprit names the dependency a failing line of category cat blames:
@@ -49,11 +48,11 @@ func peerCulprit(cat, text string) *Culprit {
 		if h, _, err := net.SplitHostPort(host); err == nil {
 			host = h
 		}
-		if host == "" || ipRe.MatchString(host) || host == "localhost" {
+		if host == "" || net.ParseIP(host) != nil || host == "localhost" {
 			continue
 		}
 		name, inCluster := host, !strings.Contains(host, ".")
-		if i := strings.Index(host, ".svc"); i > 0 && (strings.HasSuffix(host, ".svc") || strings.Contains(host, ".svc.")) {
+		if i := strings.Index(host+".", ".svc."); i > 0 {
 			name, inCluster = host[:i], true
 		}
 		if inCluster {

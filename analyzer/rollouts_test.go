@@ -7,10 +7,7 @@ import (
 )
 
 func rolloutReading(rev int, rs string, at time.Time) Reading {
-	r := Reading{Signal: SignalRollout, Value: float64(rev), Unit: UnitCount, At: at,
-		Labels: map[string]string{"deployment": "checkout", "replicaset": rs, "image": "registry.example/checkout:" + rs}}
-	r.Render("ReplicaSet revision")
-	return r
+	return releaseReading("checkout", rev, rs, rs, at)
 }
 
 func containerReading(pod, rs string, restarts int, reason, waiting string, at time.Time) Reading {
@@ -125,19 +122,22 @@ func TestContainerTerminations(t *testing.T) {
 	}
 }
 
+// releaseReading is a ReplicaSet revision of deployment whose pods run the
+// deployment's image at tag.
+func releaseReading(deployment string, rev int, rs, tag string, at time.Time) Reading {
+	r := Reading{Signal: SignalRollout, Value: float64(rev), Unit: UnitCount, At: at,
+		Labels: map[string]string{"deployment": deployment, "replicaset": rs, "image": "registry.example/" + deployment + ":" + tag}}
+	r.Render("ReplicaSet revision")
+	return r
+}
+
 // TestRolloutAsTrigger: a rollout confirmed as the trigger is weighed as a
 // recorded release is: the failing lines naming its version make it
 // decisive, and what its pods then show (OOM kills here) is what it set
 // off, which the deployments agent argues against as the root cause.
 func TestRolloutAsTrigger(t *testing.T) {
 	now := time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)
-	release := func(rev int, rs, tag string, at time.Time) Reading {
-		r := Reading{Signal: SignalRollout, Value: float64(rev), Unit: UnitCount, At: at,
-			Labels: map[string]string{"deployment": "checkout", "replicaset": rs, "image": "registry.example/checkout:" + tag}}
-		r.Render("ReplicaSet revision")
-		return r
-	}
-	newRS, oldRS := release(8, "checkout-5f4c7b9d8", "2.15.0", now.Add(-10*time.Minute)), release(7, "checkout-7d9f8c6b5", "2.14.0", now.Add(-72*time.Hour))
+	newRS, oldRS := releaseReading("checkout", 8, "checkout-5f4c7b9d8", "2.15.0", now.Add(-10*time.Minute)), releaseReading("checkout", 7, "checkout-7d9f8c6b5", "2.14.0", now.Add(-72*time.Hour))
 	oom := containerReading("checkout-5f4c7b9d8-z9q2m", "checkout-5f4c7b9d8", 4, "OOMKilled", "CrashLoopBackOff", now.Add(-2*time.Minute))
 	oom.Labels["exit_code"] = "137"
 	oom.Render("container restarts")
@@ -201,14 +201,8 @@ func TestLateRollbackIsNoTrigger(t *testing.T) {
 // beginning long after, leave it alone.
 func TestServingRolloutNamedByItsFailures(t *testing.T) {
 	now := time.Date(2026, 7, 22, 10, 40, 0, 0, time.UTC)
-	release := func(rev int, rs, tag string, at time.Time) Reading {
-		r := Reading{Signal: SignalRollout, Value: float64(rev), Unit: UnitCount, At: at,
-			Labels: map[string]string{"deployment": "shipment-tracker", "replicaset": rs, "image": "registry.example/shipment-tracker:" + tag}}
-		r.Render("ReplicaSet revision")
-		return r
-	}
-	newRS := release(18, "shipment-tracker-59bc7f6d84", "v1.22.0", now.Add(-28*time.Minute))
-	oldRS := release(17, "shipment-tracker-6d4f8b9c57", "v1.21.3", now.Add(-8*24*time.Hour))
+	newRS := releaseReading("shipment-tracker", 18, "shipment-tracker-59bc7f6d84", "v1.22.0", now.Add(-28*time.Minute))
+	oldRS := releaseReading("shipment-tracker", 17, "shipment-tracker-6d4f8b9c57", "v1.21.3", now.Add(-8*24*time.Hour))
 	serving := containerReading("shipment-tracker-59bc7f6d84-r5kq2", "shipment-tracker-59bc7f6d84", 0, "", "", now.Add(-28*time.Minute))
 	rs := []Reading{newRS, oldRS, serving}
 	judge := func(lines ...string) *Finding {

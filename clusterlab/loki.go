@@ -3,6 +3,7 @@ package clusterlab
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -161,9 +162,9 @@ var discoverServiceName = []string{"service", "app", "application", "app_name", 
 // service_name its distributor derives, "unknown_service" when no label of
 // discoverServiceName is set.
 func withServiceName(in map[string]string) map[string]string {
-	out := make(map[string]string, len(in)+1)
-	for k, v := range in {
-		out[k] = v
+	out := maps.Clone(in)
+	if out == nil {
+		out = map[string]string{}
 	}
 	if out["service_name"] != "" {
 		return out

@@ -163,10 +163,10 @@ func renderPromQL(e PlanEntry, sc Scope, serviceLabel string) string {
 	for _, l := range identityOf(e, sc) {
 		variants = append(variants, variant{l, l + `="` + escapeLabelValue(sc.Labels[l]) + `"`})
 	}
-	narrow := func(inner, skip string) string {
+	narrow := func(entryDecides map[string]bool, skip string) string {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(sc.Labels)) {
-			if k == skip || contradicts(inner, k, sc.Labels[k]) {
+			if k == skip || entryDecides[k] {
 				continue
 			}
 			// A series without the label matches the empty string, so the
@@ -182,9 +182,10 @@ func renderPromQL(e PlanEntry, sc Scope, serviceLabel string) string {
 	out := groupRe.ReplaceAllStringFunc(tmpl, func(g string) string {
 		inner := g[2 : len(g)-2]
 		alts := make([]string, len(variants))
+		decides := contradicted(inner, sc.Labels)
 		for i, v := range variants {
 			m := v.matcher
-			if n := narrow(inner, v.label); n != "" {
+			if n := narrow(decides, v.label); n != "" {
 				m += ", " + n
 			}
 			alts[i] = strings.ReplaceAll(inner, "$S", m)
@@ -197,35 +198,37 @@ func renderPromQL(e PlanEntry, sc Scope, serviceLabel string) string {
 	return strings.ReplaceAll(out, "$W", window)
 }
 
-// contradicts reports whether the alert's value of label fails a matcher
-// the entry's query writes on that label itself: the entry decides that
-// label (node_exporter's mode!~"idle|…"), and the alert's value, often read
-// from its rule's own expression (mode="idle"), would only empty the query.
-func contradicts(query, label, value string) bool {
+// contradicted lists the alert's labels whose value fails a matcher the
+// entry's query writes on that label itself: the entry decides that label
+// (node_exporter's mode!~"idle|…"), and the alert's value, often read from
+// its rule's own expression (mode="idle"), would only empty the query.
+func contradicted(query string, alert map[string]string) map[string]bool {
+	out := map[string]bool{}
 	for _, m := range ownMatcherRe.FindAllStringSubmatch(query, -1) {
-		if m[1] != label {
+		value, ok := alert[m[1]]
+		if !ok {
 			continue
 		}
 		want, err := strconv.Unquote(m[3])
 		if err != nil {
 			continue
 		}
-		var ok bool
+		var match bool
 		switch m[2] {
 		case "=", "!=":
-			ok = value == want
+			match = value == want
 		default:
 			re, err := regexp.Compile("^(?:" + want + ")$")
 			if err != nil {
 				continue
 			}
-			ok = re.MatchString(value)
+			match = re.MatchString(value)
 		}
-		if ok == (m[2] == "!=" || m[2] == "!~") {
-			return true
+		if match == (m[2] == "!=" || m[2] == "!~") {
+			out[m[1]] = true
 		}
 	}
-	return false
+	return out
 }
 
 // escapeLabelValue quotes a value for a PromQL string literal.
