@@ -135,7 +135,7 @@ func (a *App) Close() {
 // drives in the same process.
 func (a *App) Dispatcher() *investigation.Dispatcher {
 	a.dispatcherOnce.Do(func() {
-		a.dispatcher = investigation.NewDispatcher(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Log)
+		a.dispatcher = investigation.NewDispatcher(a.Store, a.Temporal, a.Config.TemporalTaskQueue, a.Config.InvestigationsInFlight, a.Log)
 		a.dispatcher.UseSearchAttributes(a.Config.TemporalNamespace)
 	})
 	return a.dispatcher
@@ -246,7 +246,8 @@ func (a *App) Worker() sdkworker.Worker {
 		DataSources: a.DataSourceConnector(),
 		Gathering: investigation.Gathering{Budget: a.Config.DataSourcePassBudget, MaxQueries: a.Config.DataSourceMaxQueries,
 			Lookback: a.Config.DataSourceLookback},
-		Tools: investigation.ToolBudget{Calls: a.Config.LLMToolCalls, Bytes: a.Config.LLMToolBytes, Tokens: a.Config.LLMToolTokens}}
+		Tools:    investigation.ToolBudget{Calls: a.Config.LLMToolCalls, Bytes: a.Config.LLMToolBytes, Tokens: a.Config.LLMToolTokens},
+		Released: a.Dispatcher().Kick}
 	if c := a.Config; c.LLMEnabled() {
 		// One agent run may make a call and a repair call; both must fit in the
 		// activity's 2-minute attempt, or Temporal retries while the first

@@ -49,6 +49,9 @@ type Config struct {
 	TemporalUIAddr       string `mapstructure:"temporal_ui_addr"`
 	TemporalEmbeddedPort int    `mapstructure:"temporal_embedded_port"`
 	TemporalTaskQueue    string `mapstructure:"temporal_task_queue"`
+	// InvestigationsInFlight bounds the alerts' investigations running at
+	// once across every dispatcher on the database (investigation.Admission).
+	InvestigationsInFlight int `mapstructure:"investigations_in_flight"`
 
 	// TemporalUIURL is where the dashboard links each workflow in the Temporal
 	// Web UI; empty means the embedded UI at TemporalUIAddr.

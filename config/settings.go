@@ -63,6 +63,8 @@ var settings = []setting{
 		doc: "`host:7233` of a Temporal cluster (required by the `api` and `worker` binaries)"},
 	{key: "temporal_namespace", def: "default", check: nonEmpty, doc: "Temporal namespace of the workflows"},
 	{key: "temporal_task_queue", def: "causeway", doc: "task queue of the workers"},
+	{key: "investigations_in_flight", def: 16, check: between(1, 10000),
+		doc: "alerts investigated at once across every API and worker on the database; the rest wait, fairly across tenants, then by severity and arrival ([docs/failure-modes.md](docs/failure-modes.md#storms)). Raise it with the workers: about 16 per worker on two cores"},
 	{key: "temporal_ui_addr", def: "127.0.0.1:8233", doc: "embedded Temporal UI (embedded mode only)"},
 	{key: "temporal_ui_url", def: "", note: "→ the embedded UI's address", check: optional(httpURL),
 		doc: "base URL of the Temporal Web UI that the dashboard links each workflow to"},

@@ -376,6 +376,12 @@ func devDynamicConfig() dynamicconfig.StaticClient {
 		// 50 ms per hop. Loads are triggered by new tasks, so a higher cap only
 		// costs small reads on the local database while the cluster is busy.
 		dynamicconfig.TransferProcessorMaxPollRPS.Key(): 500,
+		// Causeway starts each incident's workflow with a fairness key (its
+		// tenant) and a priority (its severity), which its passes, agents and
+		// activities inherit: matching then hands out a busy queue's tasks
+		// round-robin across tenants, most severe first, instead of first come,
+		// first served (docs/failure-modes.md, "Storms").
+		dynamicconfig.MatchingEnableFairness.Key(): true,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,6 +42,14 @@ func BenchmarkAlertBurst(b *testing.B) {
 	if st := e.call(b, "POST", "/v1/api-keys", token, map[string]string{"name": "burst"}, &k); st != http.StatusCreated {
 		b.Fatalf("api key: %d", st)
 	}
+	// Serial first, on the same tenant: one alert at a time, each answered
+	// before the next is sent, the time a burst would take with no concurrency.
+	var one time.Duration
+	for i := range serialAlerts {
+		ids := deliverAlerts(b, e, tenantID, k.Key, k.WebhookSecret, fmt.Sprintf("serial-%d-%s", i, auth.RandomToken(4)), 1, 1)
+		one += answerTimes(b, e, ids, time.Minute)[0]
+	}
+	one /= serialAlerts
 	var rate, agents float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -54,13 +63,34 @@ func BenchmarkAlertBurst(b *testing.B) {
 	b.ReportMetric(agents, "agents/pass")
 	b.ReportMetric(floor, "floor_passes/s")
 	b.ReportMetric(rate/floor, "ratio_vs_floor")
+	b.ReportMetric(float64(one.Milliseconds()), "serial_ms/alert")
+	// The burst's wall time against burstSize alerts answered one by one.
+	b.ReportMetric((burstSize/rate)/(burstSize*one.Seconds()), "ratio_vs_serial")
 }
+
+// serialAlerts is how many alerts, each answered before the next is sent,
+// measure the serial time of one alert.
+const serialAlerts = 10
 
 // alertBurst delivers burstSize alerts and waits for all their passes to finish. It
 // returns investigations per second from the first delivery to the last
 // completion, and the mean number of agents per pass.
 func alertBurst(b *testing.B, e *env, tenantID, key, secret, run string) (perSec, agents float64) {
-	bodies := make([][]byte, burstSize)
+	start := time.Now()
+	ids := deliverAlerts(b, e, tenantID, key, secret, run, burstSize, burstClients)
+	done := awaitInvestigated(b, e, ids, 5*time.Minute)
+	elapsed := time.Since(start)
+	n := 0
+	for _, inv := range done {
+		n += len(inv.Agents)
+	}
+	return burstSize / elapsed.Seconds(), float64(n) / burstSize
+}
+
+// deliverAlerts posts n distinct signed alerts, named after run, from clients
+// senders at once, and returns their incidents in the order they were sent.
+func deliverAlerts(b testing.TB, e *env, tenantID, key, secret, run string, n, clients int) []string {
+	bodies := make([][]byte, n)
 	for i := range bodies {
 		bodies[i], _ = json.Marshal(map[string]string{
 			"title":         fmt.Sprintf("checkout-%d p99 latency > 2s", i),
@@ -68,18 +98,17 @@ func alertBurst(b *testing.B, e *env, tenantID, key, secret, run string) (perSec
 			"sourceAlertId": fmt.Sprintf("%s-%d", run, i), "severity": "high", "service": fmt.Sprintf("checkout-%d", i),
 		})
 	}
-	ids := make([]string, burstSize)
+	ids := make([]string, n)
 	var next atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
-	start := time.Now()
-	for range burstClients {
+	for range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
-				if i >= burstSize {
+				if i >= n {
 					return
 				}
 				id, err := postBurstAlert(e.URL, tenantID, key, secret, bodies[i])
@@ -95,26 +124,53 @@ func alertBurst(b *testing.B, e *env, tenantID, key, secret, run string) (perSec
 	if err, ok := failed.Load().(error); ok {
 		b.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Minute)
+	return ids
+}
+
+// awaitInvestigated waits until every incident in ids has a finished pass and
+// returns those passes.
+func awaitInvestigated(b testing.TB, e *env, ids []string, within time.Duration) []models.Investigation {
+	deadline := time.Now().Add(within)
 	for {
 		var done []models.Investigation
-		if err := e.Store.DB().Select("id", "agents").Where("incident_id IN ? AND completed_at IS NOT NULL", ids).
-			Find(&done).Error; err != nil {
+		if err := e.Store.DB().Select("id", "incident_id", "agents", "completed_at").
+			Where("incident_id IN ? AND completed_at IS NOT NULL", ids).Find(&done).Error; err != nil {
 			b.Fatal(err)
 		}
-		if len(done) == burstSize {
-			elapsed := time.Since(start)
-			n := 0
-			for _, inv := range done {
-				n += len(inv.Agents)
-			}
-			return burstSize / elapsed.Seconds(), float64(n) / burstSize
+		if len(done) == len(ids) {
+			return done
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("only %d of %d alerts investigated after 5 minutes", len(done), burstSize)
+			b.Fatalf("only %d of %d alerts investigated after %s", len(done), len(ids), within)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// answerTimes is, for each incident in ids, the time from its alert being
+// recorded to its first pass finishing, both as the database holds them.
+func answerTimes(b testing.TB, e *env, ids []string, within time.Duration) []time.Duration {
+	done := awaitInvestigated(b, e, ids, within)
+	var incs []models.Incident
+	if err := e.Store.DB().Select("id", "created_at").Where("id IN ?", ids).Find(&incs).Error; err != nil {
+		b.Fatal(err)
+	}
+	created := map[string]time.Time{}
+	for _, inc := range incs {
+		created[inc.ID] = inc.CreatedAt
+	}
+	out := make([]time.Duration, 0, len(done))
+	for _, inv := range done {
+		out = append(out, inv.CompletedAt.Sub(created[inv.IncidentID]))
+	}
+	return out
+}
+
+// median is the middle of ds (the upper middle for an even count).
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // postBurstAlert delivers one signed custom alert and returns its incident.

@@ -49,7 +49,7 @@ type apiChild struct {
 }
 
 // buildAPI compiles ./cmd/api once into the test's temp dir.
-func buildAPI(t *testing.T) string {
+func buildAPI(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "causeway-api")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/api")
@@ -104,7 +104,7 @@ var listeningLine = regexp.MustCompile(`"msg":"api listening","addr":"([^"]+)"`)
 // startAPI runs bin with cfg (its HTTP address with port 0, so the kernel picks a
 // free port that nothing else can take in between), reads the bound address from
 // the child's log and waits until /health answers there.
-func startAPI(t *testing.T, bin string, cfg *config.Config) *apiChild {
+func startAPI(t testing.TB, bin string, cfg *config.Config) *apiChild {
 	t.Helper()
 	stderr := &lockedWriter{w: &bytes.Buffer{}}
 	c := &apiChild{exited: make(chan struct{}), stderr: stderr}

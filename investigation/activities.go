@@ -36,6 +36,17 @@ type Activities struct {
 	Gathering Gathering
 	// Tools is the budget of each LLM agent's tool use in a pass.
 	Tools ToolBudget
+	// Released, when set, is told that an investigation may have left the
+	// in-flight bound (a pass finished, an incident moved out of triage), so
+	// the dispatcher admits the next waiting alert without waiting for its tick.
+	Released func()
+}
+
+// released tells Released, if anyone listens.
+func (a *Activities) released() {
+	if a.Released != nil {
+		a.Released()
+	}
 }
 
 // TimelineInput is one timeline entry to record. DedupKey is derived from the
@@ -75,6 +86,7 @@ func (a *Activities) SetIncidentStatus(ctx context.Context, in StatusInput) (Sta
 	if err != nil {
 		return StatusOutput{}, temporalx.Classify(err)
 	}
+	a.released()
 	return StatusOutput{PreviousStatus: inc.Status}, nil
 }
 

@@ -296,5 +296,6 @@ func (a *Activities) FinishInvestigation(ctx context.Context, in FinishInput) (F
 	if before.Status == models.InvestigationRunning { // count a pass once, not per retry
 		metrics.ObserveInvestigation(in.Status, in.At.Sub(before.StartedAt))
 	}
+	a.released()
 	return FinishOutput{IncidentStatus: status}, nil
 }

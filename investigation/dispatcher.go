@@ -28,11 +28,14 @@ type Dispatcher struct {
 	now       func() time.Time
 	kick      chan struct{}
 	attrs     *searchAttributes
+	admission Admission
 }
 
-// NewDispatcher builds a dispatcher that starts workflows on taskQueue.
-func NewDispatcher(store *models.Store, tc client.Client, taskQueue string, log *slog.Logger) *Dispatcher {
-	return &Dispatcher{store: store, temporal: tc, taskQueue: taskQueue, log: log, now: time.Now, kick: make(chan struct{}, 1)}
+// NewDispatcher builds a dispatcher that starts workflows on taskQueue and
+// admits at most inFlight alerts' investigations at a time (see Admission).
+func NewDispatcher(store *models.Store, tc client.Client, taskQueue string, inFlight int, log *slog.Logger) *Dispatcher {
+	return &Dispatcher{store: store, temporal: tc, taskQueue: taskQueue, log: log, now: time.Now, kick: make(chan struct{}, 1),
+		admission: Admission{InFlight: inFlight}}
 }
 
 // UseSearchAttributes makes the dispatcher label the workflows it starts with
@@ -48,6 +51,9 @@ func (d *Dispatcher) Ensure(ctx context.Context, inc *models.Incident) error {
 		ID:            IncidentWorkflowID(inc.ID),
 		TaskQueue:     d.taskQueue,
 		StaticSummary: fmt.Sprintf("%s · %s · %s", inc.Severity, inc.Source, inc.Title),
+		Priority:      TaskPriority(inc.TenantID, inc.Severity),
+		// Continue-as-new keeps it for the next run.
+		WorkflowTaskTimeout: workflowTaskTimeout,
 	}
 	in := IncidentInput{
 		TenantID: inc.TenantID, IncidentID: inc.ID, Source: inc.Source, Status: inc.Status,
@@ -64,11 +70,22 @@ func (d *Dispatcher) Ensure(ctx context.Context, inc *models.Incident) error {
 // starts its workflow at once; the sweep only picks up the ones left behind.
 const sweepGrace = 2 * time.Second
 
-// Sweep starts the workflows of incidents recorded more than grace ago that still
-// have none, up to temporalx.SweepConcurrency at a time, page after page until none is left
-// or a start fails. It returns how many it started and the failures.
+// Sweep admits the waiting alerts the bound has room for and starts their
+// workflows, then starts the workflows of incidents recorded more than grace
+// ago that may start and still have none, up to temporalx.SweepConcurrency at
+// a time, page after page until none is left or a start fails. It returns how
+// many it started and the failures.
 func (d *Dispatcher) Sweep(ctx context.Context, grace time.Duration) (int, error) {
-	total := 0
+	// Admitted incidents start at once, whatever their age: admission, not
+	// the request that recorded them, is what starts an alert's workflow.
+	admitted, err := d.admission.admit(ctx, d.store, d.now().UTC())
+	if err != nil {
+		return 0, err
+	}
+	total, err := d.ensureAll(ctx, admitted)
+	if err != nil {
+		return total, err
+	}
 	for {
 		pending, err := d.store.IncidentsWithoutWorkflow(ctx, d.now().UTC().Add(-grace), temporalx.SweepPage)
 		if err != nil {
@@ -90,7 +107,9 @@ func (d *Dispatcher) ensureAll(ctx context.Context, pending []models.Incident) (
 // Kick asks Run to sweep now, with no grace period, instead of at the next tick.
 // It never blocks: the one-slot buffer folds a burst of kicks into one sweep that
 // sees every incident committed before it starts. The webhook path calls it after
-// each commit so it can answer without waiting for Temporal.
+// each commit so it can answer without waiting for Temporal, and the worker
+// (Activities.Released) whenever an investigation leaves the in-flight bound,
+// so the next waiting alert is admitted at once.
 func (d *Dispatcher) Kick() {
 	select {
 	case d.kick <- struct{}{}:

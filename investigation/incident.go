@@ -63,6 +63,23 @@ type incident struct {
 
 	searchAttrs bool           // this run upserts search attributes
 	published   publishedAttrs // what it last upserted
+	localSteps  bool           // the first timeline entry and triage run as local activities
+}
+
+// versionLocalTriage marks the change that runs the first timeline entry and
+// triage as local activities: two short database steps on every alert's way
+// to its first pass, each of which cost a round trip through the server (and,
+// after a worker was killed, up to a whole activity timeout before the
+// server gave it to another worker).
+const versionLocalTriage = "local-triage"
+
+// storeStep runs one of the incident's short database steps: as a local
+// activity (inside the workflow task) where versionLocalTriage says so.
+func (w *incident) storeStep(ctx workflow.Context, name string, in, out any) error {
+	if w.localSteps {
+		return workflow.ExecuteLocalActivity(withLocalStoreOptions(ctx), name, in).Get(ctx, out)
+	}
+	return workflow.ExecuteActivity(temporalx.StoreOptions(ctx), name, in).Get(ctx, out)
 }
 
 // publishedAttrs is what an incident workflow last wrote to its search
@@ -100,6 +117,7 @@ func (w *incident) run(ctx workflow.Context) (IncidentState, error) {
 	w.searchAttrs = searchAttributesOn(ctx, w.in.SearchAttributes)
 	w.publish(ctx)
 	if !w.in.Continued {
+		w.localSteps = workflow.GetVersion(ctx, versionLocalTriage, workflow.DefaultVersion, 1) == 1
 		// Say in the incident's own timeline that orchestration has taken over, so
 		// the dashboard shows the workflow exists.
 		if err := w.timeline(ctx, "workflow_started", fmt.Sprintf("Incident workflow %s started", w.id), "causeway"); err != nil {
@@ -142,9 +160,9 @@ func (w *incident) carryOver() IncidentInput {
 func (w *incident) triage(ctx workflow.Context) error {
 	w.running = true // a manual start waits until triage has decided
 	var t TriageOutput
-	err := workflow.ExecuteActivity(temporalx.StoreOptions(ctx), NameTriageIncident, TriageInput{
+	err := w.storeStep(ctx, NameTriageIncident, TriageInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, At: workflow.Now(ctx), DedupKey: temporalx.TimelineKey(w.id, "triaged"),
-	}).Get(ctx, &t)
+	}, &t)
 	if err != nil {
 		w.running = false
 		return err
@@ -236,6 +254,7 @@ func (w *incident) startPass(ctx workflow.Context, req StartInvestigationRequest
 	child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            InvestigationWorkflowID(w.in.IncidentID, pass),
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowTaskTimeout:   workflowTaskTimeout,
 		StaticSummary:         fmt.Sprintf("pass %d · %s", pass, strings.Join(begun.Agents, ", ")),
 	}), InvestigationWorkflowName, InvestigationInput{
 		TenantID: w.in.TenantID, IncidentID: w.in.IncidentID, InvestigationID: invID, Pass: pass, Agents: begun.Agents,
@@ -337,8 +356,7 @@ func (w *incident) publish(ctx workflow.Context) {
 // timeline records one entry; kind doubles as the step name of its DedupKey, so
 // each kind is written at most once per workflow.
 func (w *incident) timeline(ctx workflow.Context, kind, msg, actor string) error {
-	return workflow.ExecuteActivity(temporalx.StoreOptions(ctx), NameAddTimeline,
-		w.entry(workflow.Now(ctx), kind, msg, actor)).Get(ctx, nil)
+	return w.storeStep(ctx, NameAddTimeline, w.entry(workflow.Now(ctx), kind, msg, actor), nil)
 }
 
 func (w *incident) entry(at time.Time, kind, msg, actor string) TimelineInput {

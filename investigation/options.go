@@ -10,6 +10,15 @@ import (
 	"github.com/causeway/causeway/temporalx"
 )
 
+// workflowTaskTimeout is the workflow task timeout of the pipeline's
+// workflows (incident, pass, agent), half the server's default of 10 s. A
+// workflow task of theirs takes milliseconds (local activities past the
+// timeout keep it alive by heartbeat), so the timeout only matters when the
+// worker holding the task dies: then it is how long the investigation stalls,
+// holding its admission slot, before another worker takes the task over
+// (docs/failure-modes.md, "Storms").
+const workflowTaskTimeout = 5 * time.Second
+
 // withLocalStoreOptions is the preset for the short database writes on an
 // investigation's critical path (start, synthesis, finish, proposals). They run
 // as local activities, inside the workflow task that asks for them, so each

@@ -158,6 +158,7 @@ func (w *investigation) fanOut(ctx workflow.Context) {
 			// The agent's own deadline, a backstop should the cancellation below
 			// never reach it.
 			WorkflowExecutionTimeout: w.in.AgentTimeout + time.Minute,
+			WorkflowTaskTimeout:      workflowTaskTimeout,
 			StaticSummary:            "agent " + role,
 		}
 		futures[i] = workflow.ExecuteChildWorkflow(workflow.WithChildOptions(agentsCtx, opts), AgentWorkflowName, AgentInput{

@@ -224,16 +224,22 @@ func (s *Store) SetIncidentStatus(ctx context.Context, c StatusChange) (*Inciden
 }
 
 // IncidentsWithoutWorkflow lists incidents created before olderThan whose workflow
-// is not known to exist yet, oldest first: the dispatcher's work queue.
+// is not known to exist yet and that may start now, oldest first: the
+// dispatcher's work queue. An alert's incident (triaging) may start once it is
+// admitted; until then it waits in the dispatcher's admission order instead.
 func (s *Store) IncidentsWithoutWorkflow(ctx context.Context, olderThan time.Time, limit int) ([]Incident, error) {
 	var items []Incident
-	err := s.db.WithContext(ctx).Where("workflow_started_at IS NULL AND created_at < ?", olderThan).
+	err := s.db.WithContext(ctx).
+		Where("workflow_started_at IS NULL AND created_at < ? AND (admitted_at IS NOT NULL OR status <> ?)", olderThan, StatusTriaging).
 		Order("created_at").Limit(limit).Find(&items).Error
 	return items, err
 }
 
-// MarkWorkflowStarted records that the incident's workflow exists.
+// MarkWorkflowStarted records that the incident's workflow exists. A workflow
+// started outside admission (a person asking for a pass on an alert still
+// waiting) counts as admitted from then on, so the bound sees it.
 func (s *Store) MarkWorkflowStarted(ctx context.Context, incidentID string, at time.Time) error {
 	return s.db.WithContext(ctx).Model(&Incident{}).
-		Where("id = ? AND workflow_started_at IS NULL", incidentID).Update("workflow_started_at", at).Error
+		Where("id = ? AND workflow_started_at IS NULL", incidentID).
+		Updates(map[string]any{"workflow_started_at": at, "admitted_at": gorm.Expr("COALESCE(admitted_at, ?)", at)}).Error
 }

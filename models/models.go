@@ -163,6 +163,12 @@ type Incident struct {
 	UpdatedAt         time.Time         `gorm:"not null"`
 	ResolvedAt        *time.Time        `gorm:"index:idx_incidents_tenant_analytics,priority:4"`
 	WorkflowStartedAt *time.Time        `gorm:"index:idx_incidents_unstarted,where:workflow_started_at IS NULL"`
+	// AdmittedAt is when the dispatcher let the incident's investigation
+	// start. An alert's incident waits, triaging with AdmittedAt nil, while
+	// the bounded number of investigations in flight is reached; the index
+	// covers only incidents being triaged or investigated, the ones admission
+	// counts and orders.
+	AdmittedAt *time.Time `gorm:"index:idx_incidents_admission,where:status IN ('triaging'\\,'investigating')"`
 	// AlertCount is how many alerts the incident stands for: the one that
 	// opened it plus those grouped into it (models.GroupAlert).
 	AlertCount int `gorm:"not null;default:1"`

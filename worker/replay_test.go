@@ -30,6 +30,9 @@ func TestReplayRecordedHistories(t *testing.T) {
 	})
 	for _, name := range []string{
 		"incident.json", "investigation.json", "remediation.json",
+		// Recorded while the first timeline entry and triage were activities
+		// of their own (before versionLocalTriage): still replays.
+		"incident-before-local-triage.json",
 		// Recorded with only one of versionGather and versionSearchAttributes
 		// in the code: each still replays.
 		"investigation-gather.json", "investigation-before-gather.json",
