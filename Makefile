@@ -97,7 +97,7 @@ $(WORKFLOWCHECK):
 $(HELM):
 	./scripts/install-tool $@ helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 
-## bench: every performance goal in one run (ingest vs raw insert, duplicate storm, investigation vs the bare-Temporal floor, 200-alert burst, 1M-row list and analytics, analyzer, gathering), then one table of ratios against their targets
+## bench: every performance goal in one run (ingest vs raw insert, duplicate storm, investigation vs the bare-Temporal floor, 200-alert burst vs the floor and vs serial, a quiet tenant during a storm, the drain after kill -9, 1M-row list and analytics, analyzer, gathering), then one table of ratios against their targets; marked not a result when the load average is above 1.5 at the start
 bench:
 	GO=$(GO) BENCHTIME=$(BENCHTIME) BENCHPASSES=$(BENCHPASSES) ./scripts/bench
 
