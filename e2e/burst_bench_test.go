@@ -37,23 +37,19 @@ func BenchmarkAlertBurst(b *testing.B) {
 	cfg := testConfig(b)
 	cfg.QuotaEventsPerMonth, cfg.QuotaInvestigationsPerMonth = 0, 0
 	e := newEnvWith(b, cfg)
-	token, tenantID := e.signup(b, "Burst")
-	var k struct{ Key, WebhookSecret string }
-	if st := e.call(b, "POST", "/v1/api-keys", token, map[string]string{"name": "burst"}, &k); st != http.StatusCreated {
-		b.Fatalf("api key: %d", st)
-	}
+	tenantID, key, secret := alertTenant(b, e, "Burst")
 	// Serial first, on the same tenant: one alert at a time, each answered
 	// before the next is sent, the time a burst would take with no concurrency.
 	var one time.Duration
 	for i := range serialAlerts {
-		ids := deliverAlerts(b, e, tenantID, k.Key, k.WebhookSecret, fmt.Sprintf("serial-%d-%s", i, auth.RandomToken(4)), 1, 1)
+		ids := deliverAlerts(b, e, tenantID, key, secret, fmt.Sprintf("serial-%d-%s", i, auth.RandomToken(4)), 1, 1)
 		one += answerTimes(b, e, ids, time.Minute)[0]
 	}
 	one /= serialAlerts
 	var rate, agents float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r, a := alertBurst(b, e, tenantID, k.Key, k.WebhookSecret, fmt.Sprintf("burst-%d-%s", i, auth.RandomToken(4)))
+		r, a := alertBurst(b, e, tenantID, key, secret, fmt.Sprintf("burst-%d-%s", i, auth.RandomToken(4)))
 		rate, agents = rate+r, agents+a
 	}
 	b.StopTimer()
@@ -99,10 +95,23 @@ func deliverAlerts(b testing.TB, e *env, tenantID, key, secret, run string, n, c
 		})
 	}
 	ids := make([]string, n)
+	if err := withWorkers(n, clients, func(i int) (err error) {
+		ids[i], err = postBurstAlert(e.URL, tenantID, key, secret, bodies[i])
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	return ids
+}
+
+// withWorkers calls f for every index below n from workers goroutines at
+// once, each taking the next index until none is left or its call fails. It
+// returns one of the failures.
+func withWorkers(n, workers int, f func(i int) error) error {
 	var next atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
-	for range clients {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -111,20 +120,16 @@ func deliverAlerts(b testing.TB, e *env, tenantID, key, secret, run string, n, c
 				if i >= n {
 					return
 				}
-				id, err := postBurstAlert(e.URL, tenantID, key, secret, bodies[i])
-				if err != nil {
+				if err := f(i); err != nil {
 					failed.Store(err)
 					return
 				}
-				ids[i] = id
 			}
 		}()
 	}
 	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
-		b.Fatal(err)
-	}
-	return ids
+	err, _ := failed.Load().(error)
+	return err
 }
 
 // awaitInvestigated waits until every incident in ids has a finished pass and
@@ -201,33 +206,14 @@ func burstFloor(b *testing.B, agents int) float64 {
 	c, queue := floorWorker(b, "burst-floor-")
 	ctx := context.Background()
 	runs := make([]client.WorkflowRun, burstSize)
-	var next atomic.Int64
-	var failed atomic.Value
-	var wg sync.WaitGroup
 	start := time.Now()
 	// Started like the burst's alerts are acknowledged (all of them, by
 	// burstClients senders), then awaited: all 200 passes are in flight at once.
-	for range burstClients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= burstSize {
-					return
-				}
-				run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("%s/pass/%d", queue, i), TaskQueue: queue},
-					floorPass, agents, time.Duration(0))
-				if err != nil {
-					failed.Store(err)
-					return
-				}
-				runs[i] = run
-			}
-		}()
-	}
-	wg.Wait()
-	if err, ok := failed.Load().(error); ok {
+	if err := withWorkers(burstSize, burstClients, func(i int) (err error) {
+		runs[i], err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("%s/pass/%d", queue, i), TaskQueue: queue},
+			floorPass, agents, time.Duration(0))
+		return err
+	}); err != nil {
 		b.Fatal(err)
 	}
 	for _, run := range runs {

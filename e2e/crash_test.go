@@ -257,27 +257,16 @@ func TestCrashDuringIngestBurstKeepsEveryAcknowledgedAlert(t *testing.T) {
 	}
 	t.Cleanup(client.CloseIdleConnections)
 	outcomes := make([]crashOutcome, crashAlerts)
-	var next, answered atomic.Int64
+	var answered atomic.Int64
 	killed := make(chan struct{})
 	var killOnce sync.Once
-	var wg sync.WaitGroup
-	for range crashSenders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= crashAlerts {
-					return
-				}
-				outcomes[i] = postAlert(client, child.url, tenantID, key, secret, bodies[i])
-				if outcomes[i].status != 0 && answered.Add(1) == crashKillAfter {
-					killOnce.Do(func() { child.kill(); close(killed) })
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	_ = withWorkers(crashAlerts, crashSenders, func(i int) error {
+		outcomes[i] = postAlert(client, child.url, tenantID, key, secret, bodies[i])
+		if outcomes[i].status != 0 && answered.Add(1) == crashKillAfter {
+			killOnce.Do(func() { child.kill(); close(killed) })
+		}
+		return nil
+	})
 	select {
 	case <-killed:
 	default:

@@ -16,7 +16,7 @@ import (
 )
 
 // hookKey creates an API key for the tenant and returns it with its secret.
-func (e *env) hookKey(t *testing.T, token string) (key, secret string) {
+func (e *env) hookKey(t testing.TB, token string) (key, secret string) {
 	t.Helper()
 	var k struct{ Key, WebhookSecret string }
 	if st := e.call(t, "POST", "/v1/api-keys", token, map[string]string{"name": "e2e"}, &k); st != http.StatusCreated {

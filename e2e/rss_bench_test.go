@@ -6,8 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,36 +34,18 @@ func BenchmarkWorkerRSSWaiting(b *testing.B) {
 		// Let the worker finish starting (connect, register, first polls).
 		time.Sleep(3 * time.Second)
 		before = rssKB(b, cmd.Process.Pid)
-		var next atomic.Int64
-		var failed atomic.Value
-		var wg sync.WaitGroup
-		for range 32 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					n := int(next.Add(1)) - 1
-					if n >= waitingRemediations {
-						return
-					}
-					id := fmt.Sprintf("rem_rss_%d_%d", i, n)
-					_, err := e.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-						ID: remediation.WorkflowID(id), TaskQueue: e.Config.TemporalTaskQueue,
-					}, remediation.WorkflowName, remediation.Input{
-						TenantID: "ten_rss", IncidentID: "inc_rss", RemediationID: id, PlanHash: "rss",
-					})
-					if err == nil {
-						err = awaitAnswer(ctx, e, remediation.WorkflowID(id))
-					}
-					if err != nil {
-						failed.Store(err)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		if err, ok := failed.Load().(error); ok {
+		if err := withWorkers(waitingRemediations, 32, func(n int) error {
+			id := fmt.Sprintf("rem_rss_%d_%d", i, n)
+			_, err := e.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+				ID: remediation.WorkflowID(id), TaskQueue: e.Config.TemporalTaskQueue,
+			}, remediation.WorkflowName, remediation.Input{
+				TenantID: "ten_rss", IncidentID: "inc_rss", RemediationID: id, PlanHash: "rss",
+			})
+			if err == nil {
+				err = awaitAnswer(ctx, e, remediation.WorkflowID(id))
+			}
+			return err
+		}); err != nil {
 			b.Fatal(err)
 		}
 		after = rssKB(b, cmd.Process.Pid)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -26,8 +25,8 @@ func BenchmarkTenantFairness(b *testing.B) {
 	cfg := testConfig(b)
 	cfg.QuotaEventsPerMonth, cfg.QuotaInvestigationsPerMonth = 0, 0
 	e := newEnvWith(b, cfg)
-	quiet, quietKey, quietSecret := benchTenant(b, e, "Quiet")
-	storm, stormKey, stormSecret := benchTenant(b, e, "Storm")
+	quiet, quietKey, quietSecret := alertTenant(b, e, "Quiet")
+	storm, stormKey, stormSecret := alertTenant(b, e, "Storm")
 
 	var alone, during time.Duration
 	var stormDone int
@@ -57,12 +56,9 @@ func BenchmarkTenantFairness(b *testing.B) {
 	b.ReportMetric(float64(stormDone)/float64(b.N), "storm_answered_first")
 }
 
-// benchTenant signs a tenant up and gives it a webhook key.
-func benchTenant(b testing.TB, e *env, name string) (tenantID, key, secret string) {
+// alertTenant signs a tenant up and gives it a webhook key.
+func alertTenant(b testing.TB, e *env, name string) (tenantID, key, secret string) {
 	token, tenantID := e.signup(b, name)
-	var k struct{ Key, WebhookSecret string }
-	if st := e.call(b, "POST", "/v1/api-keys", token, map[string]string{"name": "bench"}, &k); st != http.StatusCreated {
-		b.Fatalf("api key: %d", st)
-	}
-	return tenantID, k.Key, k.WebhookSecret
+	key, secret = e.hookKey(b, token)
+	return tenantID, key, secret
 }

@@ -77,11 +77,7 @@ func runStormCrash(tb testing.TB, steady bool) stormCrash {
 	}
 	api, wk := start(1)
 	caller := &env{URL: api.url}
-	token, tenantID := caller.signup(tb, "Storm")
-	var k struct{ Key, WebhookSecret string }
-	if st := caller.call(tb, "POST", "/v1/api-keys", token, map[string]string{"name": "storm"}, &k); st != http.StatusCreated {
-		tb.Fatalf("api key: %d", st)
-	}
+	tenantID, key, secret := alertTenant(tb, caller, "Storm")
 
 	run := strings.ToLower(strconv.FormatInt(time.Now().UnixNano(), 36))
 	bodies := make([][]byte, stormCrashAlerts)
@@ -95,31 +91,20 @@ func runStormCrash(tb testing.TB, steady bool) stormCrash {
 		Transport: &http.Transport{MaxIdleConnsPerHost: stormCrashSenders, DisableCompression: true}}
 	tb.Cleanup(client.CloseIdleConnections)
 	outcomes := make([]crashOutcome, stormCrashAlerts)
-	var next, acked atomic.Int64
+	var acked atomic.Int64
 	var killOnce sync.Once
 	kill := func() {
 		api.kill()
 		_ = wk.Process.Kill() // SIGKILL: no graceful shutdown
 		_, _ = wk.Process.Wait()
 	}
-	var wg sync.WaitGroup
-	for range stormCrashSenders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= stormCrashAlerts {
-					return
-				}
-				outcomes[i] = postAlert(client, api.url, tenantID, k.Key, k.WebhookSecret, bodies[i])
-				if outcomes[i].status == http.StatusAccepted && acked.Add(1) == stormCrashKillAfter {
-					killOnce.Do(kill)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	_ = withWorkers(stormCrashAlerts, stormCrashSenders, func(i int) error {
+		outcomes[i] = postAlert(client, api.url, tenantID, key, secret, bodies[i])
+		if outcomes[i].status == http.StatusAccepted && acked.Add(1) == stormCrashKillAfter {
+			killOnce.Do(kill)
+		}
+		return nil
+	})
 	killOnce.Do(kill)
 	var c stormCrash
 	var ids []string
@@ -209,7 +194,7 @@ func runStormCrash(tb testing.TB, steady bool) stormCrash {
 	c.cap = cfg.InvestigationsInFlight - cfg.InvestigationsInFlight/4
 	if steady {
 		begin := time.Now()
-		again := deliverAlerts(tb, e, tenantID, k.Key, k.WebhookSecret, "steady-"+run, c.acknowledged-c.answeredBefore, stormCrashSenders)
+		again := deliverAlerts(tb, e, tenantID, key, secret, "steady-"+run, c.acknowledged-c.answeredBefore, stormCrashSenders)
 		awaitInvestigated(tb, e, again, 10*time.Minute)
 		c.steady = float64(len(again)) / time.Since(begin).Seconds()
 	}

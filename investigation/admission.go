@@ -2,11 +2,14 @@ package investigation
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
 
+	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
 )
 
@@ -61,8 +64,17 @@ func (a Admission) tenantCap() int {
 // admission at a time across every process on the database.
 const admissionLock = 0x6361757365776179 // "causeway"
 
-// severityRank orders severities, most severe first, in SQL.
-const severityRank = `CASE severity WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 WHEN 'low' THEN 3 ELSE 4 END`
+// severityRank is models.SeverityRank in SQL: most severe first, anything
+// else with info.
+var severityRank = func() string {
+	var b strings.Builder
+	b.WriteString("CASE severity")
+	for i, sev := range models.SeveritiesBySeriousness {
+		fmt.Fprintf(&b, " WHEN '%s' THEN %d", sev, i)
+	}
+	fmt.Fprintf(&b, " ELSE %d END", models.SeverityRank(""))
+	return b.String()
+}()
 
 // The statuses are literals, not parameters, so the planner can use the
 // partial index idx_incidents_admission, whose predicate names them; the
@@ -77,7 +89,7 @@ const (
 // ranked by severity and arrival, and the ranks offset by what the tenant
 // already has in flight, so the tenant furthest below its share goes first
 // and none goes past the tenant cap.
-const admitQuery = `
+var admitQuery = `
 WITH flight AS (
 	SELECT tenant_id, COUNT(*) AS n FROM incidents WHERE ` + inFlightWhere + ` GROUP BY tenant_id
 ), waiting AS (
@@ -100,10 +112,17 @@ func (a Admission) admit(ctx context.Context, store *models.Store, now time.Time
 				return err
 			}
 		}
-		var inFlight int64
+		var inFlight, waiting int64
 		if err := tx.Model(&models.Incident{}).Where(inFlightWhere).Count(&inFlight).Error; err != nil {
 			return err
 		}
+		if err := tx.Model(&models.Incident{}).Where(waitingWhere).Count(&waiting).Error; err != nil {
+			return err
+		}
+		defer func() {
+			metrics.InvestigationsInFlight.Set(float64(inFlight) + float64(len(admitted)))
+			metrics.AlertsWaiting.Set(float64(waiting) - float64(len(admitted)))
+		}()
 		room := a.InFlight - int(inFlight)
 		if room <= 0 {
 			return nil
@@ -142,16 +161,9 @@ func (a Admission) admit(ctx context.Context, store *models.Store, now time.Time
 // key (1 is first), so among the admitted a critical incident's tasks go
 // before a low one's.
 func TaskPriority(tenantID, severity string) temporal.Priority {
-	key := 3 // Temporal's default, medium
-	switch severity {
-	case models.SeverityCritical:
-		key = 1
-	case models.SeverityHigh:
-		key = 2
-	case models.SeverityLow:
-		key = 4
-	case models.SeverityInfo:
-		key = 5
+	key := 3 // Temporal's default, for a value that is not a severity
+	if models.ValidSeverity(severity) {
+		key = models.SeverityRank(severity) + 1
 	}
 	return temporal.Priority{PriorityKey: key, FairnessKey: tenantID}
 }

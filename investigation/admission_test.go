@@ -8,8 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/causeway/causeway/internal/testdb"
 	"github.com/causeway/causeway/internal/testenv"
+	"github.com/causeway/causeway/metrics"
 	"github.com/causeway/causeway/models"
 )
 
@@ -72,6 +76,9 @@ func TestAdmissionBoundsInFlightBySeverityThenArrival(t *testing.T) {
 	}
 	if got := f.admit(4); len(got) != 0 {
 		t.Fatalf("a tenant at its cap was admitted more: %v", got)
+	}
+	if in, waiting := gauge(t, metrics.InvestigationsInFlight), gauge(t, metrics.AlertsWaiting); in != 3 || waiting != 5 {
+		t.Fatalf("gauges: %v in flight, %v waiting; want 3 and 5", in, waiting)
 	}
 	f.finish("inc_7")
 	if got, want := f.admit(4), []string{"inc_4"}; !slices.Equal(got, want) {
@@ -182,4 +189,14 @@ func TestAdmissionWaitsForTheLock(t *testing.T) {
 	if got := f.admit(4); !slices.Equal(got, []string{"inc_1"}) {
 		t.Fatalf("after the lock was released: %v", got)
 	}
+}
+
+// gauge reads a gauge's value as /metrics would show it.
+func gauge(t *testing.T, g prometheus.Gauge) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := g.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
 }

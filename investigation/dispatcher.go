@@ -2,6 +2,7 @@ package investigation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -73,19 +74,30 @@ const sweepGrace = 2 * time.Second
 // Sweep admits the waiting alerts the bound has room for and starts their
 // workflows, then starts the workflows of incidents recorded more than grace
 // ago that may start and still have none, up to temporalx.SweepConcurrency at
-// a time, page after page until none is left or a start fails. It returns how
-// many it started and the failures.
+// a time, page after page until none is left or a start fails. A failed
+// admission does not hold back the others: a person's incident starts even
+// while admission cannot run. It returns how many it started and the failures.
 func (d *Dispatcher) Sweep(ctx context.Context, grace time.Duration) (int, error) {
-	// Admitted incidents start at once, whatever their age: admission, not
-	// the request that recorded them, is what starts an alert's workflow.
+	admitted, admitErr := d.admitAndStart(ctx)
+	started, err := d.startReady(ctx, grace)
+	return admitted + started, errors.Join(admitErr, err)
+}
+
+// admitAndStart admits what the bound has room for and starts those workflows
+// at once, whatever their age: admission, not the request that recorded them,
+// is what starts an alert's workflow.
+func (d *Dispatcher) admitAndStart(ctx context.Context) (int, error) {
 	admitted, err := d.admission.admit(ctx, d.store, d.now().UTC())
 	if err != nil {
 		return 0, err
 	}
-	total, err := d.ensureAll(ctx, admitted)
-	if err != nil {
-		return total, err
-	}
+	return d.ensureAll(ctx, admitted)
+}
+
+// startReady starts, page by page, the incidents recorded more than grace ago
+// that may start and have no workflow yet.
+func (d *Dispatcher) startReady(ctx context.Context, grace time.Duration) (int, error) {
+	total := 0
 	for {
 		pending, err := d.store.IncidentsWithoutWorkflow(ctx, d.now().UTC().Add(-grace), temporalx.SweepPage)
 		if err != nil {

@@ -66,6 +66,19 @@ var (
 		Name: "causeway_remediation_steps_total", Help: "Remediation steps by type and outcome.",
 	}, []string{"type", "outcome"})
 
+	// InvestigationsInFlight and AlertsWaiting are what the dispatcher saw at
+	// its last admission (investigation.Admission), across every process on
+	// the database: the alerts' investigations running, against
+	// CAUSEWAY_INVESTIGATIONS_IN_FLIGHT, and the alerts waiting for a slot.
+	// A backlog that grows while in flight sits at the bound is a storm
+	// being worked off.
+	InvestigationsInFlight = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "causeway_investigations_in_flight", Help: "Alerts' investigations admitted and still running, at the last admission.",
+	})
+	AlertsWaiting = promauto.NewGauge(prometheus.GaugeOpts{
+		Name: "causeway_alerts_waiting_admission", Help: "Alerts recorded and waiting to be admitted for investigation, at the last admission.",
+	})
+
 	// EventDeliveries counts outbound webhook delivery attempts by outcome.
 	EventDeliveries = promauto.NewCounterVec(prometheus.CounterOpts{
 		Name: "causeway_event_deliveries_total", Help: "Outbound event delivery attempts by outcome.",

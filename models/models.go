@@ -8,6 +8,7 @@
 package models
 
 import (
+	"slices"
 	"time"
 )
 
@@ -81,6 +82,19 @@ const (
 	SeverityLow      = "low"
 	SeverityInfo     = "info"
 )
+
+// SeveritiesBySeriousness lists the severities, most severe first: the one
+// order that admission, task priority and the Slack notify filter rank by.
+var SeveritiesBySeriousness = []string{SeverityCritical, SeverityHigh, SeverityMedium, SeverityLow, SeverityInfo}
+
+// SeverityRank is s's place in SeveritiesBySeriousness (0 is critical); a
+// value that is not a severity ranks with info, the least.
+func SeverityRank(s string) int {
+	if i := slices.Index(SeveritiesBySeriousness, s); i >= 0 {
+		return i
+	}
+	return len(SeveritiesBySeriousness) - 1
+}
 
 // SourceManual marks incidents opened through the API.
 const SourceManual = "manual"

@@ -156,15 +156,10 @@ func (n *Notifier) Run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// severityRank orders severities for the notify filter.
-var severityRank = map[string]int{
-	models.SeverityInfo: 0, models.SeverityLow: 1, models.SeverityMedium: 2, models.SeverityHigh: 3, models.SeverityCritical: 4,
-}
-
 // Passes is the notify filter: the incident is at least minSeverity and, when
 // categories are given, its investigation answered one of them.
 func Passes(minSeverity string, categories []string, severity, category string) bool {
-	if severityRank[severity] < severityRank[minSeverity] {
+	if models.SeverityRank(severity) > models.SeverityRank(minSeverity) {
 		return false
 	}
 	return len(categories) == 0 || slices.Contains(categories, category)
