@@ -53,6 +53,23 @@ func (h *handlers) refresh(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
+// logout ends the session of a refresh token: 204 whether or not there was
+// one to end, so the answer reveals nothing about the token.
+func (h *handlers) logout(c *gin.Context) {
+	var in struct {
+		RefreshToken string `json:"refreshToken"`
+	}
+	if err := bindJSON(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	if err := h.Accounts.SignOut(c.Request.Context(), in.RefreshToken); err != nil {
+		fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
 func (h *handlers) resetPassword(c *gin.Context) {
 	var in identity.ResetPasswordInput
 	if err := bindJSON(c, &in); err != nil {
@@ -133,4 +150,50 @@ func (h *handlers) listUsers(c *gin.Context) {
 		out[i] = toUser(&users[i])
 	}
 	c.JSON(http.StatusOK, gin.H{"users": out})
+}
+
+func (h *handlers) setUserRole(c *gin.Context) {
+	var in identity.SetRoleInput
+	if err := bindJSON(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	u, err := h.Accounts.SetRole(c.Request.Context(), caller(c), c.Param("userId"), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"userId": u.ID, "role": u.Role})
+}
+
+func (h *handlers) removeUser(c *gin.Context) {
+	id := c.Param("userId")
+	if err := h.Accounts.RemoveUser(c.Request.Context(), caller(c), id); err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"userId": id, "status": "removed"})
+}
+
+func (h *handlers) forcePasswordReset(c *gin.Context) {
+	out, err := h.Accounts.ForcePasswordReset(c.Request.Context(), caller(c), c.Param("userId"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (h *handlers) changePassword(c *gin.Context) {
+	var in identity.ChangePasswordInput
+	if err := bindJSON(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := h.Accounts.ChangePassword(c.Request.Context(), caller(c), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
 }

@@ -19,6 +19,7 @@ var statusOf = map[string]int{
 	errcode.IncidentNotFound:        http.StatusNotFound,
 	errcode.RemediationNotFound:     http.StatusNotFound,
 	errcode.PlanChanged:             http.StatusConflict,
+	errcode.LastOwner:               http.StatusConflict,
 	errcode.OAuthProviderDisabled:   http.StatusNotFound,
 	errcode.MethodNotAllowed:        http.StatusMethodNotAllowed,
 	errcode.EmailTaken:              http.StatusConflict,

@@ -137,7 +137,7 @@ func bindJSON(c *gin.Context, v any) error {
 
 // authenticate verifies the Bearer access token. Every failure is the same 401:
 // the caller learns nothing about which check failed.
-func authenticate(tokens *auth.Tokens) gin.HandlerFunc {
+func authenticate(accounts *identity.Accounts) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		h := c.GetHeader("Authorization")
 		raw, ok := strings.CutPrefix(h, "Bearer ")
@@ -145,9 +145,9 @@ func authenticate(tokens *auth.Tokens) gin.HandlerFunc {
 			failCode(c, errcode.Unauthorized, "a valid Bearer access token is required")
 			return
 		}
-		p, err := tokens.Verify(strings.TrimSpace(raw))
+		p, err := accounts.Authenticate(c.Request.Context(), strings.TrimSpace(raw))
 		if err != nil {
-			failCode(c, errcode.Unauthorized, "a valid Bearer access token is required")
+			fail(c, err)
 			return
 		}
 		setCaller(c, p)

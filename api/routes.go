@@ -7,7 +7,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/delivery"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/identity"
@@ -23,7 +22,6 @@ import (
 // Deps is everything the router needs; the process that serves HTTP builds it once.
 type Deps struct {
 	Log                *slog.Logger
-	Tokens             *auth.Tokens
 	Limiter            ratelimit.Limiter
 	RateLimitPerMinute int
 	// AuthRateLimitPerMinute limits sign-up, login and refresh per client IP.
@@ -109,6 +107,7 @@ func NewRouter(d Deps) *gin.Engine {
 	pub.POST("/signup", h.signup)
 	pub.POST("/login", h.login)
 	pub.POST("/refresh", h.refresh)
+	pub.POST("/logout", h.logout)
 	pub.POST("/reset-password", h.resetPassword)
 	pub.GET("/:provider/login", h.oauthLogin)
 	pub.GET("/:provider/callback", h.oauthCallback)
@@ -139,7 +138,7 @@ func NewRouter(d Deps) *gin.Engine {
 	r.POST("/v1/integrations/slack/:tenantId/interactions", slackIP, h.slackInteraction)
 	r.POST("/v1/integrations/slack/:tenantId/commands", slackIP, h.slackCommand)
 
-	v1 := r.Group("/v1", authenticate(d.Tokens), tenantLimit)
+	v1 := r.Group("/v1", authenticate(d.Accounts), tenantLimit)
 
 	v1.POST("/oauth/:provider/link", requireRole(anyRole...), h.oauthLink)
 
@@ -150,6 +149,10 @@ func NewRouter(d Deps) *gin.Engine {
 
 	v1.GET("/users", requireRole(anyRole...), h.listUsers)
 	v1.POST("/users", requireRole(managers...), h.createUser)
+	v1.PATCH("/users/:userId", requireRole(managers...), h.setUserRole)
+	v1.DELETE("/users/:userId", requireRole(managers...), h.removeUser)
+	v1.POST("/users/:userId/password-reset", requireRole(managers...), h.forcePasswordReset)
+	v1.POST("/users/me/password", requireRole(anyRole...), h.changePassword)
 
 	v1.GET("/api-keys", requireRole(anyRole...), h.listAPIKeys)
 	v1.POST("/api-keys", requireRole(managers...), h.createAPIKey)

@@ -429,6 +429,17 @@ func TestOIDCSingleSignOn(t *testing.T) {
 	if st, _ := s.do(t, "PUT", "/v1/sso", owner.AccessToken, oidcSettings(idpA.srv.URL, secretA, true), nil); st != http.StatusOK {
 		t.Fatal("turn enforce on again")
 	}
+	// Turning enforcement on ends the password sign-ins made before it, at
+	// once, but not the configuring owner's.
+	if st, _ := s.do(t, "GET", "/v1/tenant", bobTok.AccessToken, nil, nil); st != http.StatusUnauthorized {
+		t.Fatalf("bob's access token outlived enforcement: %d", st)
+	}
+	if st, _ := s.do(t, "POST", "/auth/refresh", "", map[string]string{"refreshToken": bobTok.RefreshToken}, nil); st != http.StatusUnauthorized {
+		t.Fatalf("bob's password session refreshed under enforce: %d", st)
+	}
+	if st, _ := s.do(t, "GET", "/v1/tenant", owner.AccessToken, nil, nil); st != http.StatusOK {
+		t.Fatalf("enforcement ended the configuring owner's session: %d", st)
+	}
 
 	// A second enterprise tenant with its own provider: its people land in
 	// it, never in the first tenant, and its flow cannot complete at the

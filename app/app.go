@@ -158,7 +158,7 @@ func (a *App) Router() http.Handler {
 	c := a.Config
 	tokens := auth.NewTokens(c.AuthJWTSecret, c.AuthIssuer, c.AuthAudience, c.AuthTokenTTL, models.ValidRole)
 	accounts := identity.NewAccounts(a.Store, tokens, identity.AccountsConfig{
-		RefreshTTL: c.AuthRefreshTTL, SignupEnabled: c.AuthSignupEnabled,
+		RefreshTTL: c.AuthRefreshTTL, SessionMax: c.AuthSessionMax, SignupEnabled: c.AuthSignupEnabled,
 		QuotaEvents: c.QuotaEventsPerMonth, QuotaInvestigations: c.QuotaInvestigationsPerMonth, Plans: c.PlanQuotas(),
 	})
 	incidents := investigation.NewIncidents(a.Store, a.Temporal, a.Dispatcher(), auth.NewSigner(c.AuthJWTSecret, "cursor"), a.Log)
@@ -166,7 +166,6 @@ func (a *App) Router() http.Handler {
 	registry := providers.New(providers.Options{HTTPClient: egressClient})
 	d := api.Deps{
 		Log:                         a.Log,
-		Tokens:                      tokens,
 		Limiter:                     a.Limiter,
 		RateLimitPerMinute:          c.RateLimitPerMinute,
 		AuthRateLimitPerMinute:      c.AuthRateLimitPerMinute,
@@ -193,7 +192,7 @@ func (a *App) Router() http.Handler {
 	d.Plans = identity.NewPlans(a.Store, c.PlanQuotas()).WithSSO(d.SSO)
 	d.Slack = a.slackService(d.Investigations)
 	dash, err := ui.New(ui.Options{
-		Log: a.Log, Tokens: tokens, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
+		Log: a.Log, Sealer: a.sealer, Accounts: d.Accounts, Incidents: d.Incidents,
 		Investigations: d.Investigations, Remediations: d.Remediations, APIKeys: d.APIKeys,
 		WebhookEndpoints: d.WebhookEndpoints, DataSources: d.DataSources, Changes: d.Changes, Analytics: d.Analytics, Outcomes: d.Outcomes, Slack: d.Slack, PublicURL: c.PublicURL,
 		TemporalUIURL: c.TemporalUILink(), TemporalNamespace: c.TemporalNamespace, SignupEnabled: c.AuthSignupEnabled,

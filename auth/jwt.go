@@ -22,6 +22,9 @@ type Principal struct {
 	Email    string
 	TenantID string
 	Roles    []string
+	// SessionID is the sign-in (refresh chain) the access token was issued
+	// in, so ending the session can stop its access tokens too.
+	SessionID string
 }
 
 // HasAnyRole reports whether the principal holds one of roles.
@@ -35,11 +38,12 @@ func (p Principal) HasAnyRole(roles ...string) bool {
 }
 
 // claims is the access token body: sub, email, tenant_id, roles, iss, aud and
-// exp, plus iat.
+// exp, plus iat and sid (the session).
 type claims struct {
-	Email    string   `json:"email"`
-	TenantID string   `json:"tenant_id"`
-	Roles    []string `json:"roles"`
+	Email     string   `json:"email"`
+	TenantID  string   `json:"tenant_id"`
+	Roles     []string `json:"roles"`
+	SessionID string   `json:"sid"`
 	jwt.RegisteredClaims
 }
 
@@ -78,9 +82,10 @@ func (t *Tokens) TTL() time.Duration { return t.ttl }
 func (t *Tokens) Issue(p Principal) (string, error) {
 	now := t.now()
 	c := claims{
-		Email:    p.Email,
-		TenantID: p.TenantID,
-		Roles:    p.Roles,
+		Email:     p.Email,
+		TenantID:  p.TenantID,
+		Roles:     p.Roles,
+		SessionID: p.SessionID,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   p.UserID,
 			Issuer:    t.issuer,
@@ -105,7 +110,7 @@ func (t *Tokens) Verify(raw string) (Principal, error) {
 	if err != nil {
 		return Principal{}, ErrUnauthorized
 	}
-	if c.Subject == "" || c.Email == "" || c.TenantID == "" || c.IssuedAt == nil || len(c.Roles) == 0 {
+	if c.Subject == "" || c.Email == "" || c.TenantID == "" || c.IssuedAt == nil || len(c.Roles) == 0 || c.SessionID == "" {
 		return Principal{}, ErrUnauthorized
 	}
 	for _, r := range c.Roles {
@@ -113,5 +118,5 @@ func (t *Tokens) Verify(raw string) (Principal, error) {
 			return Principal{}, ErrUnauthorized
 		}
 	}
-	return Principal{UserID: c.Subject, Email: c.Email, TenantID: c.TenantID, Roles: c.Roles}, nil
+	return Principal{UserID: c.Subject, Email: c.Email, TenantID: c.TenantID, Roles: c.Roles, SessionID: c.SessionID}, nil
 }

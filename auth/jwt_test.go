@@ -13,7 +13,7 @@ func validRole(r string) bool { return r == "owner" || r == "viewer" }
 
 func TestIssueVerifyRoundTrip(t *testing.T) {
 	tok := NewTokens(secret, "causeway", "causeway-api", time.Hour, validRole)
-	p := Principal{UserID: "usr_1", Email: "a@example.com", TenantID: "ten_1", Roles: []string{"owner"}}
+	p := Principal{UserID: "usr_1", Email: "a@example.com", TenantID: "ten_1", Roles: []string{"owner"}, SessionID: "rtf_1"}
 	raw, err := tok.Issue(p)
 	if err != nil {
 		t.Fatal(err)
@@ -22,7 +22,7 @@ func TestIssueVerifyRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Verify: %v", err)
 	}
-	if got.UserID != p.UserID || got.TenantID != p.TenantID || got.Email != p.Email || got.Roles[0] != "owner" {
+	if got.UserID != p.UserID || got.TenantID != p.TenantID || got.Email != p.Email || got.Roles[0] != "owner" || got.SessionID != "rtf_1" {
 		t.Fatalf("principal = %+v", got)
 	}
 }
@@ -33,7 +33,7 @@ func TestVerifyRejects(t *testing.T) {
 	tok := NewTokens(secret, "causeway", "causeway-api", time.Hour, validRole)
 	now := time.Now()
 	valid := jwt.MapClaims{
-		"sub": "usr_1", "email": "a@example.com", "tenant_id": "ten_1", "roles": []string{"owner"},
+		"sub": "usr_1", "email": "a@example.com", "tenant_id": "ten_1", "roles": []string{"owner"}, "sid": "rtf_1",
 		"iss": "causeway", "aud": "causeway-api", "exp": now.Add(time.Hour).Unix(), "iat": now.Unix(),
 	}
 	with := func(k string, v any) jwt.MapClaims {
@@ -73,6 +73,8 @@ func TestVerifyRejects(t *testing.T) {
 		"no sub":         sign(with("sub", nil), secret),
 		"no email":       sign(with("email", nil), secret),
 		"no roles":       sign(with("roles", nil), secret),
+		"no session":     sign(with("sid", nil), secret),
+		"empty session":  sign(with("sid", ""), secret),
 		"unknown role":   sign(with("roles", []string{"superuser"}), secret),
 		"no iss":         sign(with("iss", nil), secret),
 		"no aud":         sign(with("aud", nil), secret),

@@ -62,6 +62,7 @@ type Config struct {
 	AuthAudience      string        `mapstructure:"auth_audience"`
 	AuthTokenTTL      time.Duration `mapstructure:"auth_token_ttl"`
 	AuthRefreshTTL    time.Duration `mapstructure:"auth_refresh_ttl"`
+	AuthSessionMax    time.Duration `mapstructure:"auth_session_max"`
 	AuthSignupEnabled bool          `mapstructure:"auth_signup_enabled"`
 
 	SecretsKey string `mapstructure:"secrets_key"`
@@ -264,6 +265,9 @@ func (c *Config) Validate() error {
 	}
 	if c.AuthRefreshTTL < c.AuthTokenTTL {
 		bad("AUTH_REFRESH_TTL", "must be at least the access token lifetime")
+	}
+	if c.AuthSessionMax < c.AuthTokenTTL {
+		bad("AUTH_SESSION_MAX", "must be at least the access token lifetime")
 	}
 	llmSet := c.LLMBaseURL != "" || c.LLMAPIKey != "" || c.LLMModel != ""
 	if llmSet && (c.LLMBaseURL == "" || c.LLMModel == "") {

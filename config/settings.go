@@ -78,6 +78,8 @@ var settings = []setting{
 	{key: "auth_audience", def: "causeway-api", doc: "`aud` claim"},
 	{key: "auth_token_ttl", def: "1h", check: durationBetween("1m", "24h"), doc: "access token lifetime"},
 	{key: "auth_refresh_ttl", def: "720h", doc: "refresh token lifetime; at least the access token's"},
+	{key: "auth_session_max", def: "720h", check: durationBetween("1h", "8760h"),
+		doc: "absolute lifetime of a sign-in: its refresh chain ends this long after the password or SSO sign-in, however often it is refreshed"},
 	// On a laptop the first person to open the dashboard signs up; in
 	// production an operator creates the first tenant unless sign-up is on.
 	{key: "auth_signup_enabled", def: false, dev: true, doc: "open self-service sign-up; when off, operators create tenants with `causeway tenant create`"},

@@ -34,6 +34,7 @@ const (
 	PlanChanged             = "plan_changed"
 	IdentityLinked          = "identity_already_linked"
 	PlanRequired            = "plan_required"
+	LastOwner               = "last_owner"
 )
 
 // Error is a failure a client is allowed to see: a stable code, a sentence for a

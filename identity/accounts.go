@@ -20,6 +20,8 @@ type Accounts struct {
 	own        *Store
 	tokens     *auth.Tokens
 	refreshTTL time.Duration
+	sessionMax time.Duration
+	sessions   *sessionCache
 	signup     bool
 	quotas     models.Tenant // template for new tenants: the free plan
 	plans      map[string]config.PlanQuota
@@ -28,7 +30,10 @@ type Accounts struct {
 
 // AccountsConfig carries the settings Accounts needs from config.
 type AccountsConfig struct {
-	RefreshTTL          time.Duration
+	RefreshTTL time.Duration
+	// SessionMax is the absolute lifetime of a sign-in's refresh chain
+	// (CAUSEWAY_AUTH_SESSION_MAX); zero means RefreshTTL.
+	SessionMax          time.Duration
 	SignupEnabled       bool
 	QuotaEvents         int
 	QuotaInvestigations int
@@ -39,8 +44,12 @@ type AccountsConfig struct {
 
 // NewAccounts wires the accounts service.
 func NewAccounts(store *models.Store, tokens *auth.Tokens, c AccountsConfig) *Accounts {
+	if c.SessionMax <= 0 {
+		c.SessionMax = c.RefreshTTL
+	}
 	return &Accounts{
-		store: store, own: NewStore(store.DB()), tokens: tokens, refreshTTL: c.RefreshTTL, signup: c.SignupEnabled,
+		store: store, own: NewStore(store.DB()), tokens: tokens, refreshTTL: c.RefreshTTL, sessionMax: c.SessionMax,
+		sessions: newSessionCache(), signup: c.SignupEnabled,
 		quotas: models.Tenant{Plan: models.PlanFree, QuotaEvents: c.QuotaEvents, QuotaInvestigations: c.QuotaInvestigations},
 		plans:  c.Plans,
 		now:    time.Now,
@@ -91,7 +100,7 @@ func (a *Accounts) Signup(ctx context.Context, in SignupInput) (SignupResult, er
 		}
 		return SignupResult{}, errcode.Down("the database", err)
 	}
-	pair, err := a.issue(ctx, user)
+	pair, err := a.issue(ctx, user, models.SignInPassword)
 	if err != nil {
 		return SignupResult{}, err
 	}
@@ -191,7 +200,7 @@ func (a *Accounts) ResetPassword(ctx context.Context, in ResetPasswordInput) (To
 	case err != nil:
 		return TokenPair{}, errcode.Down("the database", err)
 	}
-	return a.issueOutsideSSO(ctx, u)
+	return a.issueOutsideSSO(ctx, u, models.SignInPassword)
 }
 
 // issueOutsideSSO signs in a user who proved who they are by password (or
@@ -199,24 +208,33 @@ func (a *Accounts) ResetPassword(ctx context.Context, in ResetPasswordInput) (To
 // owner who configured it may, so the tenant is never locked out by its own
 // identity provider. Enforcement holds while the tenant is on enterprise.
 // It is checked after the credentials, so it reveals nothing to a guesser.
-func (a *Accounts) issueOutsideSSO(ctx context.Context, u *models.User) (TokenPair, error) {
+func (a *Accounts) issueOutsideSSO(ctx context.Context, u *models.User, method string) (TokenPair, error) {
+	if err := a.outsideSSOAllowed(ctx, u); err != nil {
+		return TokenPair{}, err
+	}
+	return a.issue(ctx, u, method)
+}
+
+// outsideSSOAllowed refuses a sign-in that did not come through the tenant's
+// identity provider while the tenant enforces single sign-on.
+func (a *Accounts) outsideSSOAllowed(ctx context.Context, u *models.User) error {
 	c, err := a.own.SSOConnection(ctx, u.TenantID)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		return a.issue(ctx, u)
+		return nil
 	case err != nil:
-		return TokenPair{}, errcode.Down("the database", err)
+		return errcode.Down("the database", err)
 	}
 	if c.Enforce && u.ID != c.ConfiguredBy {
 		t, err := a.store.TenantByID(ctx, u.TenantID)
 		if err != nil {
-			return TokenPair{}, errcode.Down("the database", err)
+			return errcode.Down("the database", err)
 		}
 		if t.Plan == models.PlanEnterprise {
-			return TokenPair{}, errcode.New(errcode.Unauthorized, "this tenant signs in through single sign-on (SSO) only: GET /auth/sso/%s/login", u.TenantID)
+			return errcode.New(errcode.Unauthorized, "this tenant signs in through single sign-on (SSO) only: GET /auth/sso/%s/login", u.TenantID)
 		}
 	}
-	return a.issue(ctx, u)
+	return nil
 }
 
 func validEmail(email string) (string, error) {
@@ -279,19 +297,23 @@ func (a *Accounts) Login(ctx context.Context, in LoginInput) (TokenPair, error) 
 	if !auth.CheckPassword(hash, in.Password) {
 		return TokenPair{}, errcode.New(errcode.InvalidCredentials, "e-mail or password is incorrect")
 	}
-	return a.issueOutsideSSO(ctx, u)
+	return a.issueOutsideSSO(ctx, u, models.SignInPassword)
 }
 
 // Refresh rotates a refresh token. Presenting an already-rotated token revokes the
 // whole chain it belongs to: whoever holds a copy is locked out with the thief.
+// A chain that did not begin at the tenant's identity provider ends when the
+// tenant enforces single sign-on, and no chain outlives its absolute lifetime.
 func (a *Accounts) Refresh(ctx context.Context, token string) (TokenPair, error) {
 	if token == "" {
 		return TokenPair{}, errcode.Invalid("refreshToken is required")
 	}
 	now := a.now().UTC()
 	plain := auth.RandomToken(32)
+	var chain *models.RefreshToken
 	u, err := a.store.RotateRefreshToken(ctx, auth.SHA256Hex(token), now, func(old *models.RefreshToken) *models.RefreshToken {
-		return a.refreshRow(old.TenantID, old.UserID, old.FamilyID, plain, now)
+		chain = old
+		return a.refreshRow(old.TenantID, old.UserID, old.FamilyID, old.Method, startOf(old), plain, now)
 	})
 	switch {
 	case errors.Is(err, models.ErrNotFound), errors.Is(err, models.ErrRefreshReused):
@@ -299,30 +321,59 @@ func (a *Accounts) Refresh(ctx context.Context, token string) (TokenPair, error)
 	case err != nil:
 		return TokenPair{}, errcode.Down("the database", err)
 	}
-	access, err := a.tokens.Issue(principalOf(u))
+	if chain.Method != models.SignInSSO {
+		if err := a.outsideSSOAllowed(ctx, u); err != nil {
+			if e, ok := errcode.As(err); ok && e.Code == errcode.Unauthorized {
+				// The chain ends here rather than at every later refresh; if
+				// this fails, the next refresh is refused the same way.
+				_ = a.SignOut(ctx, plain)
+			}
+			return TokenPair{}, err
+		}
+	}
+	access, err := a.tokens.Issue(principalOf(u, chain.FamilyID))
 	if err != nil {
 		return TokenPair{}, err
 	}
 	return a.pair(access, plain), nil
 }
 
-// issue signs a user in: a new access token and the first link of a new refresh chain.
-func (a *Accounts) issue(ctx context.Context, u *models.User) (TokenPair, error) {
-	access, err := a.tokens.Issue(principalOf(u))
+// startOf is when a chain began; links written before that was recorded
+// count from their own creation.
+func startOf(t *models.RefreshToken) time.Time {
+	if t.StartedAt.IsZero() {
+		return t.CreatedAt
+	}
+	return t.StartedAt
+}
+
+// issue signs a user in: a new access token and the first link of a new
+// refresh chain, which records how the sign-in was made (method).
+func (a *Accounts) issue(ctx context.Context, u *models.User, method string) (TokenPair, error) {
+	now := a.now().UTC()
+	family := models.NewID("rtf")
+	access, err := a.tokens.Issue(principalOf(u, family))
 	if err != nil {
 		return TokenPair{}, err
 	}
 	plain := auth.RandomToken(32)
-	if err := a.store.SaveRefreshToken(ctx, a.refreshRow(u.TenantID, u.ID, models.NewID("rtf"), plain, a.now().UTC())); err != nil {
+	if err := a.store.SaveRefreshToken(ctx, a.refreshRow(u.TenantID, u.ID, family, method, now, plain, now)); err != nil {
 		return TokenPair{}, errcode.Down("the database", err)
 	}
 	return a.pair(access, plain), nil
 }
 
-func (a *Accounts) refreshRow(tenantID, userID, family, plain string, now time.Time) *models.RefreshToken {
+// refreshRow is the next link of a chain begun at started: it expires after
+// the refresh lifetime, or when the session's absolute lifetime ends if
+// that is sooner.
+func (a *Accounts) refreshRow(tenantID, userID, family, method string, started time.Time, plain string, now time.Time) *models.RefreshToken {
+	expires := now.Add(a.refreshTTL)
+	if end := started.Add(a.sessionMax); end.Before(expires) {
+		expires = end
+	}
 	return &models.RefreshToken{
-		ID: models.NewID("rt"), TenantID: tenantID, UserID: userID, FamilyID: family,
-		TokenHash: auth.SHA256Hex(plain), ExpiresAt: now.Add(a.refreshTTL), CreatedAt: now,
+		ID: models.NewID("rt"), TenantID: tenantID, UserID: userID, FamilyID: family, Method: method, StartedAt: started,
+		TokenHash: auth.SHA256Hex(plain), ExpiresAt: expires, CreatedAt: now,
 	}
 }
 
@@ -330,8 +381,8 @@ func (a *Accounts) pair(access, refresh string) TokenPair {
 	return TokenPair{AccessToken: access, RefreshToken: refresh, TokenType: "Bearer", ExpiresIn: int(a.tokens.TTL().Seconds())}
 }
 
-func principalOf(u *models.User) auth.Principal {
-	return auth.Principal{UserID: u.ID, Email: u.Email, TenantID: u.TenantID, Roles: []string{u.Role}}
+func principalOf(u *models.User, session string) auth.Principal {
+	return auth.Principal{UserID: u.ID, Email: u.Email, TenantID: u.TenantID, Roles: []string{u.Role}, SessionID: session}
 }
 
 // CreateUserInput is the body of POST /v1/users.

@@ -266,7 +266,7 @@ func (o *OAuth) signIn(ctx context.Context, provider string, id identity) (Token
 		}
 		return TokenPair{}, errcode.Down("the database", err)
 	}
-	return a.issueOutsideSSO(ctx, u)
+	return a.issueOutsideSSO(ctx, u, models.SignInOAuth)
 }
 
 // link links the identity to the signed-in account that started the flow, and
@@ -284,7 +284,7 @@ func (o *OAuth) link(ctx context.Context, provider, userID string, id identity) 
 		return TokenPair{}, errcode.Down("the database", err)
 	}
 	if holder, err := a.store.UserByOAuth(ctx, provider, id.Subject); err == nil && holder.ID == u.ID {
-		return a.issueOutsideSSO(ctx, u)
+		return a.issueOutsideSSO(ctx, u, models.SignInOAuth)
 	}
 	var verified *time.Time
 	if strings.EqualFold(id.Email, u.Email) {
@@ -297,7 +297,7 @@ func (o *OAuth) link(ctx context.Context, provider, userID string, id identity) 
 	case err != nil:
 		return TokenPair{}, errcode.Down("the database", err)
 	}
-	return a.issueOutsideSSO(ctx, u)
+	return a.issueOutsideSSO(ctx, u, models.SignInOAuth)
 }
 
 func (o *OAuth) createOAuthUser(ctx context.Context, provider string, id identity) (*models.User, error) {

@@ -150,6 +150,14 @@ func (s *SSO) Configure(ctx context.Context, who auth.Principal, in SSOInput) (S
 	if err := s.own.SaveSSOConnection(ctx, c); err != nil {
 		return SSOView{}, errcode.Down("the database", err)
 	}
+	// Enforcement ends, at once, every sign-in that did not come through the
+	// provider, except the configuring owner's; a later refresh re-checks it.
+	if c.Enforce {
+		if err := s.accounts.store.RevokeSessionsNotBy(ctx, c.TenantID, models.SignInSSO, who.UserID, now); err != nil {
+			return SSOView{}, errcode.Down("the database", err)
+		}
+		s.accounts.sessions.forgetAll()
+	}
 	return s.view(c), nil
 }
 
@@ -322,7 +330,7 @@ func (s *SSO) signIn(ctx context.Context, c *SSOConnection, subject, email, name
 	case err != nil:
 		return TokenPair{}, errcode.Down("the database", err)
 	}
-	return s.accounts.issue(ctx, u)
+	return s.accounts.issue(ctx, u, models.SignInSSO)
 }
 
 // consume spends a single-use artefact; a second use is a replay.

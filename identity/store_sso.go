@@ -137,11 +137,20 @@ func (s *Store) SignInSSOUser(ctx context.Context, in SSOUser, now time.Time, ne
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		id, err := models.FirstRow[SSOIdentity](tx.Where("tenant_id = ? AND subject = ?", in.TenantID, in.Subject))
 		var u *models.User
+		if err == nil {
+			u, err = models.FirstRow[models.User](tx.Where("id = ? AND tenant_id = ?", id.UserID, in.TenantID))
+			if errors.Is(err, models.ErrNotFound) {
+				// The user was removed here while the provider still
+				// admits the subject: it is provisioned anew, as any
+				// first sign-in, because the provider decides who may
+				// enter (docs/security.md).
+				if err := tx.Delete(id).Error; err != nil {
+					return err
+				}
+			}
+		}
 		switch {
 		case err == nil:
-			if u, err = models.FirstRow[models.User](tx.Where("id = ? AND tenant_id = ?", id.UserID, in.TenantID)); err != nil {
-				return err
-			}
 		case errors.Is(err, models.ErrNotFound):
 			u, err = models.FirstRow[models.User](tx.Where("email = ?", in.Email))
 			switch {

@@ -114,6 +114,10 @@ func (s *Store) UseResetToken(ctx context.Context, hash, passwordHash string, no
 		if err := tx.Model(&User{}).Where("id = ?", r.UserID).Update("password_hash", passwordHash).Error; err != nil {
 			return err
 		}
+		// A new password ends the sessions the old one opened.
+		if err := revokeUserSessions(tx, r.UserID, now); err != nil {
+			return err
+		}
 		user, err = FirstRow[User](tx.Where("id = ?", r.UserID))
 		return err
 	})

@@ -21,15 +21,16 @@ func (s *Store) InvestigationPasses(ctx context.Context, tenantID, incidentID st
 
 // RevokeRefreshFamily revokes the chain the refresh token with the given hash
 // belongs to, so signing out ends every copy of the session, not just the
-// browser's cookie. An unknown token is not an error: there is nothing to end.
-func (s *Store) RevokeRefreshFamily(ctx context.Context, hash string, now time.Time) error {
+// browser's cookie, and returns the chain's user. An unknown token is not an
+// error: there is nothing to end.
+func (s *Store) RevokeRefreshFamily(ctx context.Context, hash string, now time.Time) (string, error) {
 	db := s.db.WithContext(ctx)
 	t, err := FirstRow[RefreshToken](db.Where("token_hash = ?", hash))
 	if errors.Is(err, ErrNotFound) {
-		return nil
+		return "", nil
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	return db.Model(&RefreshToken{}).Where("family_id = ? AND revoked_at IS NULL", t.FamilyID).Update("revoked_at", now.UTC()).Error
+	return t.UserID, db.Model(&RefreshToken{}).Where("family_id = ? AND revoked_at IS NULL", t.FamilyID).Update("revoked_at", now.UTC()).Error
 }

@@ -142,7 +142,23 @@ type RefreshToken struct {
 	RotatedAt *time.Time
 	RevokedAt *time.Time
 	CreatedAt time.Time
+	// Method is how the session began (SignInPassword, SignInOAuth,
+	// SignInSSO), copied to every link, so a refresh can re-check whether the
+	// tenant still allows it.
+	Method string `gorm:"size:16;not null;default:''"`
+	// StartedAt is when the session began, copied to every link: no link
+	// outlives StartedAt plus the absolute session lifetime. Zero on links
+	// written before it was recorded, which then count from their own
+	// CreatedAt.
+	StartedAt time.Time
 }
+
+// How a session began (RefreshToken.Method).
+const (
+	SignInPassword = "password"
+	SignInOAuth    = "oauth"
+	SignInSSO      = "sso"
+)
 
 // PasswordResetToken is a one-time way into an account: `causeway tenant
 // create` issues one for a new owner, who exchanges it for a password. Only

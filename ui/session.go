@@ -125,8 +125,12 @@ func (d *Dashboard) session(c *gin.Context) {
 		s = newSession(pair, s.CSRF, time.Now())
 		d.writeSession(c, s)
 	}
-	p, err := d.o.Tokens.Verify(s.Access)
+	p, err := d.o.Accounts.Authenticate(c.Request.Context(), s.Access)
 	if err != nil {
+		if e, ok := errcode.As(err); ok && e.Code == errcode.Unavailable {
+			d.fail(c, err)
+			return
+		}
 		d.signInAgain(c)
 		return
 	}

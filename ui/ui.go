@@ -36,8 +36,6 @@ const Prefix = "/ui"
 // builds it from the same services it hands the API.
 type Options struct {
 	Log *slog.Logger
-	// Tokens verifies the access tokens kept in the session cookie.
-	Tokens *auth.Tokens
 	// Sealer encrypts the session cookie.
 	Sealer           *auth.Sealer
 	Accounts         *identity.Accounts
