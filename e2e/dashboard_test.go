@@ -455,6 +455,17 @@ func TestDashboard(t *testing.T) {
 	b.screenshot(shots, "12-viewer-remediation")
 	b.signOut()
 
+	t.Log("the owner removes the viewer from the dashboard, and the viewer's token stops at once")
+	b.signIn(e.URL, ownerEmail, password)
+	b.open(e.URL + "/ui/settings/users")
+	viewerID := b.text(`[...document.querySelectorAll("tr[data-user]")].find(r => r.innerText.includes(` + jsString(viewerEmail) + `)).dataset.user`)
+	b.submit(`tr[data-user="` + viewerID + `"] form[action$="/remove"] button[type=submit]`)
+	if got := b.text(`document.querySelector("main").innerText`); strings.Contains(got, viewerEmail) || !strings.Contains(got, "User removed") {
+		t.Errorf("after removal the users page says %q", got)
+	}
+	expectCall(t, e, "the removed viewer's token", "GET", "/v1/incidents", viewer, nil, http.StatusUnauthorized, "unauthorized")
+	b.signOut()
+
 	t.Log("a 401 returns to sign-in, and signing in comes back")
 	b.signIn(e.URL, ownerEmail, password)
 	b.open(e.URL + "/ui/incidents/" + incidentID)

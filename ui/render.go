@@ -257,6 +257,8 @@ var notices = map[string]string{
 	"source-added":  "Data source added. Agents query it from the next investigation on.",
 	"runbook":       "Runbook saved. Investigations that match it will propose it as a remediation.",
 	"user":          "User added.",
+	"role":          "Role changed. The person is signed out and signs in again with the new role.",
+	"removed":       "User removed and signed out everywhere.",
 	"welcome":       "Welcome to Causeway. Create an API key to connect your monitoring tools.",
 	"signedout":     "You are signed out.",
 }

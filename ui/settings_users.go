@@ -29,6 +29,8 @@ type roleRow struct {
 func userRoutes(d *Dashboard, g *gin.RouterGroup) {
 	g.GET("", d.users)
 	g.POST("", d.allow(models.Managers...), d.createUser)
+	g.POST("/:id/role", d.allow(models.Managers...), d.setUserRole)
+	g.POST("/:id/remove", d.allow(models.Managers...), d.removeUser)
 }
 
 func (d *Dashboard) users(c *gin.Context) {
@@ -65,4 +67,25 @@ func (d *Dashboard) createUser(c *gin.Context) {
 		return
 	}
 	redirectNotice(c, Prefix+"/settings/users", "user")
+}
+
+// setUserRole changes a person's role; their sessions end, so they sign in
+// again with it.
+func (d *Dashboard) setUserRole(c *gin.Context) {
+	if _, err := d.o.Accounts.SetRole(c.Request.Context(), principal(c), c.Param("id"), identity.SetRoleInput{Role: c.PostForm("role")}); err != nil {
+		prob := problemOf(c, err)
+		d.showUsers(c, prob.Status, identity.CreateUserInput{Role: models.RoleViewer}, prob)
+		return
+	}
+	redirectNotice(c, Prefix+"/settings/users", "role")
+}
+
+// removeUser removes a person and ends their sessions.
+func (d *Dashboard) removeUser(c *gin.Context) {
+	if err := d.o.Accounts.RemoveUser(c.Request.Context(), principal(c), c.Param("id")); err != nil {
+		prob := problemOf(c, err)
+		d.showUsers(c, prob.Status, identity.CreateUserInput{Role: models.RoleViewer}, prob)
+		return
+	}
+	redirectNotice(c, Prefix+"/settings/users", "removed")
 }
