@@ -94,7 +94,7 @@ func (h *handlers) oauthLogin(c *gin.Context) {
 		return
 	}
 	c.SetSameSite(http.SameSiteLaxMode)
-	c.SetCookie(oauthCookie, nonce, 600, "/auth/"+provider, "", c.Request.TLS != nil, true)
+	c.SetCookie(oauthCookie, nonce, 600, "/auth/"+provider, "", h.https(c), true)
 	c.Redirect(http.StatusFound, to)
 }
 
@@ -109,7 +109,7 @@ func (h *handlers) oauthLink(c *gin.Context) {
 		return
 	}
 	c.SetSameSite(http.SameSiteLaxMode)
-	c.SetCookie(oauthCookie, nonce, 600, "/auth/"+provider, "", c.Request.TLS != nil, true)
+	c.SetCookie(oauthCookie, nonce, 600, "/auth/"+provider, "", h.https(c), true)
 	c.JSON(http.StatusOK, gin.H{"provider": provider, "authorizationUrl": to})
 }
 
@@ -121,7 +121,7 @@ func (h *handlers) oauthCallback(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.SetCookie(oauthCookie, "", -1, "/auth/"+provider, "", c.Request.TLS != nil, true)
+	c.SetCookie(oauthCookie, "", -1, "/auth/"+provider, "", h.https(c), true)
 	c.JSON(http.StatusOK, out)
 }
 

@@ -371,4 +371,9 @@ func TestGitHubDeploymentStatus(t *testing.T) {
 	if st, raw := send(t, e.githubDelivery(t, tn, "deployment_status", tn.Secret, []byte(`{"deployment_status":{"state":"success"},"deployment":{},"repository":{"full_name":"acme/x"}}`)), &a); st != http.StatusBadRequest || !strings.Contains(a.Message, "deployment.id") {
 		t.Fatalf("no deployment id: %d %s", st, raw)
 	}
+	// The key GitHub must put in the URL is a credential: no log line, of a
+	// delivery accepted or refused, carries it.
+	if logs := e.logs.String(); strings.Contains(logs, tn.Key) || strings.Contains(logs, url.QueryEscape(tn.Key)) || !strings.Contains(logs, "/github") {
+		t.Errorf("the logs of the deliveries hold the key, or no deliveries were logged:\n%s", logs)
+	}
 }

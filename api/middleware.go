@@ -69,6 +69,18 @@ func accessLog(log *slog.Logger) gin.HandlerFunc {
 	}
 }
 
+// hsts tells browsers that reached the API over HTTPS never to use plain
+// HTTP for it again. A year, as browsers' preload lists expect; subdomains
+// are left to the operator, who may serve other things on them.
+func hsts(d Deps) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if d.https(c) {
+			c.Header("Strict-Transport-Security", "max-age=31536000")
+		}
+		c.Next()
+	}
+}
+
 // recovery turns a panic into a logged 500 with the standard body.
 func recovery(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {

@@ -4,6 +4,7 @@ package api
 
 import (
 	"log/slog"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -62,6 +63,15 @@ type Deps struct {
 	Slack *slack.Service
 	// Dashboard is the web UI served beside the API; nil serves the API alone.
 	Dashboard Dashboard
+	// PublicURL is where browsers reach the API; when it is https, TLS ends
+	// at a proxy in front, so cookies are Secure and HSTS is sent even though
+	// the request reached us in plain HTTP.
+	PublicURL string
+}
+
+// https reports whether browsers reach the API over TLS, here or at a proxy.
+func (d Deps) https(c *gin.Context) bool {
+	return c.Request.TLS != nil || strings.HasPrefix(d.PublicURL, "https://")
 }
 
 // Role sets used by the route table: the service layer's, which the dashboard
@@ -85,7 +95,7 @@ func NewRouter(d Deps) *gin.Engine {
 		_ = r.SetTrustedProxies(nil)
 	}
 	r.ContextWithFallback = true
-	r.Use(requestIDs(), accessLog(d.Log), observe(), recovery(d.Log), bodyLimit())
+	r.Use(requestIDs(), accessLog(d.Log), observe(), recovery(d.Log), bodyLimit(), hsts(d))
 	r.NoRoute(func(c *gin.Context) {
 		failCode(c, errcode.NotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path)
 	})

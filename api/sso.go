@@ -53,7 +53,7 @@ func (h *handlers) ssoLogin(c *gin.Context) {
 	}
 	if out.Cookie != "" {
 		c.SetSameSite(http.SameSiteLaxMode)
-		c.SetCookie(ssoCookie, out.Cookie, 600, ssoPath(tenantID), "", c.Request.TLS != nil, true)
+		c.SetCookie(ssoCookie, out.Cookie, 600, ssoPath(tenantID), "", h.https(c), true)
 	}
 	c.Redirect(http.StatusFound, out.URL)
 }
@@ -62,7 +62,7 @@ func (h *handlers) ssoCallback(c *gin.Context) {
 	tenantID := c.Param("tenantId")
 	cookie, _ := c.Cookie(ssoCookie)
 	out, err := h.SSO.OIDCCallback(c.Request.Context(), tenantID, c.Query("code"), c.Query("state"), cookie)
-	c.SetCookie(ssoCookie, "", -1, ssoPath(tenantID), "", c.Request.TLS != nil, true)
+	c.SetCookie(ssoCookie, "", -1, ssoPath(tenantID), "", h.https(c), true)
 	if err != nil {
 		fail(c, err)
 		return

@@ -127,3 +127,33 @@ func TestPeopleCanBeCutOff(t *testing.T) {
 		t.Errorf("the owner's own session: %d", st)
 	}
 }
+
+// TestHTTPSBehindAProxy: with an https public address, TLS ends at a proxy
+// and requests arrive in plain HTTP; browsers are still told to keep to
+// HTTPS, and the sign-in cookies are Secure. On plain HTTP neither is sent,
+// or a laptop's http://127.0.0.1 would lose its cookies.
+func TestHTTPSBehindAProxy(t *testing.T) {
+	for _, public := range []string{"https://causeway.example", ""} {
+		cfg := githubConfig(t, "https://github.example")
+		cfg.PublicURL = public
+		s := startAPI(t, cfg)
+		_, h := s.do(t, "GET", "/health", "", nil, nil)
+		hsts := h.Get("Strict-Transport-Security")
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Get(s.URL + "/auth/github/login")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		var secure, set bool
+		for _, ck := range resp.Cookies() {
+			set, secure = true, ck.Secure
+		}
+		if !set {
+			t.Fatalf("%q: the OAuth sign-in set no cookie (%d)", public, resp.StatusCode)
+		}
+		if https := public != ""; (hsts != "") != https || secure != https {
+			t.Errorf("public URL %q: HSTS %q, Secure cookie %v", public, hsts, secure)
+		}
+	}
+}

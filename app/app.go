@@ -172,6 +172,7 @@ func (a *App) Router() http.Handler {
 		WebhookIPRateLimitPerMinute: c.WebhookIPRateLimitPerMinute,
 		TrustedProxies:              c.TrustedProxyList(),
 		Accounts:                    accounts,
+		PublicURL:                   a.PublicURL(),
 		OAuth:                       identity.NewOAuth(accounts, c.OAuth, auth.NewSigner(c.AuthJWTSecret, "oauth-state"), a.PublicURL()),
 		Incidents:                   incidents,
 		Health:                      service.NewHealth(a.Store, a.Limiter, a.Temporal),
