@@ -29,6 +29,11 @@ const (
 	ModeProduction Mode = iota
 	// ModeDev is used by `causeway run` (make run): embedded everything.
 	ModeDev
+	// ModeAdmin is used by the operator's commands (migrate, tenant,
+	// scenario): production defaults, but secrets that are not given are
+	// read from the data dir when `make run` left them there, so the same
+	// commands work against a laptop's installation. Nothing is generated.
+	ModeAdmin
 )
 
 // Config is every setting, typed, as the rest of the code reads it. Field names
@@ -192,8 +197,13 @@ func Load(path string, mode Mode) (*Config, error) {
 	if err := v.Unmarshal(&c); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	if mode == ModeDev {
+	switch mode {
+	case ModeDev:
 		if err := c.fillDevSecrets(); err != nil {
+			return nil, err
+		}
+	case ModeAdmin:
+		if err := c.readDevSecrets(); err != nil {
 			return nil, err
 		}
 	}
@@ -349,6 +359,29 @@ func (c *Config) fillDevSecrets() error {
 	if c.SecretsKey == "" {
 		if c.SecretsKey, err = persistedSecret(filepath.Join(c.DataDir, "secrets.key")); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// readDevSecrets takes the secrets that are not given from the files
+// fillDevSecrets wrote, when they exist; a missing file leaves the setting
+// empty for Validate to report.
+func (c *Config) readDevSecrets() error {
+	for _, f := range []struct {
+		v    *string
+		file string
+	}{{&c.AuthJWTSecret, "jwt.secret"}, {&c.SecretsKey, "secrets.key"}} {
+		if *f.v != "" || c.DataDir == "" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(c.DataDir, f.file))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			return fmt.Errorf("config: read %s: %w", f.file, err)
+		default:
+			*f.v = strings.TrimSpace(string(b))
 		}
 	}
 	return nil

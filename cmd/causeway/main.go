@@ -93,7 +93,7 @@ func migrate(ctx context.Context, cfgPath string) error {
 // with the schema up to date: all that the admin commands need (neither
 // Temporal nor Redis).
 func migratedStore(ctx context.Context, cfgPath string) (*config.Config, *models.Store, error) {
-	cfg, err := config.Load(cfgPath, config.ModeProduction)
+	cfg, err := config.Load(cfgPath, config.ModeAdmin)
 	if err != nil {
 		return nil, nil, err
 	}

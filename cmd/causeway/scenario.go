@@ -42,7 +42,7 @@ func scenarioCommand(ctx context.Context, cfgPath string, args []string, out io.
 		fmt.Fprint(out, scenarioUsage)
 		return errors.New("scenario export: --tenant and one incident id are required")
 	}
-	cfg, err := config.Load(cfgPath, config.ModeProduction)
+	cfg, err := config.Load(cfgPath, config.ModeAdmin)
 	if err != nil {
 		return err
 	}

@@ -194,3 +194,50 @@ func TestTenantPlan(t *testing.T) {
 		t.Fatalf("after migrate %s %d, want free 8", p, e)
 	}
 }
+
+// TestAdminCommandsUseMakeRunsKeys: against `make run`'s installation, with
+// nothing but its data dir in the environment, the operator's commands read
+// the keys `make run` generated, work on its database, and what they make is
+// usable by `make run` itself.
+func TestAdminCommandsUseMakeRunsKeys(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CAUSEWAY_DATA_DIR", dir)
+	t.Setenv("CAUSEWAY_LOG_LEVEL", "warn")
+	t.Setenv("CAUSEWAY_DATABASE_URL", "")
+	dev, err := config.Load("", config.ModeDev) // what `make run` does first
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"migrate"}); err != nil {
+		t.Fatalf("migrate against make run's data dir: %v", err)
+	}
+	var out bytes.Buffer
+	if err := tenantCommand(context.Background(), "", []string{"create", "--name", "Laptop", "--owner-email", "me@example.com"}, &out); err != nil {
+		t.Fatalf("tenant create against make run's data dir: %v\n%s", err, out.String())
+	}
+	m := regexp.MustCompile(`(?m)^\s+(crt_[A-Za-z0-9_-]+)\s*$`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no token printed:\n%s", out.String())
+	}
+	a, err := app.New(context.Background(), dev, slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	srv := httptest.NewServer(a.Router())
+	defer srv.Close()
+	body, _ := json.Marshal(map[string]string{"token": m[1], "password": "my laptop password"})
+	resp, err := http.Post(srv.URL+"/auth/reset-password", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("make run does not know the tenant the command made: %d", resp.StatusCode)
+	}
+	// Nothing is generated for a command: an empty data dir is still refused.
+	t.Setenv("CAUSEWAY_DATA_DIR", t.TempDir())
+	if err := run([]string{"migrate"}); err == nil || !strings.Contains(err.Error(), "SECRETS_KEY") {
+		t.Errorf("migrate with no keys anywhere = %v, want an error naming CAUSEWAY_SECRETS_KEY", err)
+	}
+}
