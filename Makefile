@@ -19,7 +19,7 @@ FUZZ_TARGETS := $(addprefix ./providers:,FuzzCustom FuzzDatadog FuzzAlertmanager
 # The packages whose code runs concurrently: request handlers, the limiter, the
 # service layer and the domain slices (their services, sweeps, dispatchers and
 # activities).
-RACE_PKGS := ./service/... ./ratelimit/... ./api/... ./investigation/... ./remediation/... ./delivery/... ./slack/... ./identity/... ./temporalx/...
+RACE_PKGS := ./service/... ./ratelimit/... ./api/... ./investigation/... ./remediation/... ./delivery/... ./slack/... ./identity/... ./temporalx/... ./ui/... ./llm/... ./models/... ./datasources/...
 
 # Tools are installed at pinned versions into a directory of this checkout, so
 # `make lint` runs the same checks everywhere and never depends on what happens

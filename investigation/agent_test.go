@@ -2,6 +2,7 @@ package investigation
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -102,4 +103,58 @@ func TestAgentToolUseStopsAtTheBudget(t *testing.T) {
 	}, out.Budget)
 	require.Equal(t, []string{q.Key}, out.Facts)
 	require.Contains(t, budgetCoverage(out.Budget), "tool budget reached (toolCalls): 2 of 2 calls")
+}
+
+// TestEachToolLimitStopsALoop: a model that asks for one more query on every
+// step, forever, is stopped by whichever limit it reaches first: the bytes
+// its answers returned, or the tokens its steps spent, with the call limit
+// far away. Without that limit the loop would run until the test's mock
+// ran out of patience.
+func TestEachToolLimitStopsALoop(t *testing.T) {
+	const answer = "client connections: 97 of 100" // 29 bytes per query
+	for _, c := range []struct {
+		name      string
+		limits    ToolBudget
+		wantCalls int
+	}{
+		// After 3 answers 87 bytes ≥ 80, so the 4th call is never run.
+		{"bytes", ToolBudget{Calls: 1000, Bytes: 80, Tokens: 1_000_000}, 3},
+		// Each step spends 100 tokens; after the 5th step 500 ≥ 450.
+		{"tokens", ToolBudget{Calls: 1000, Bytes: 1 << 20, Tokens: 450}, 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			in := agentIn("database")
+			steps, queries := 0, 0
+			env.OnActivity(NameRunAgentStep, mock.Anything, mock.AnythingOfType("AgentStepInput")).Return(
+				func(_ context.Context, si AgentStepInput) (AgentStepOutput, error) {
+					steps++
+					if steps > 100 {
+						return AgentStepOutput{}, temporal.NewNonRetryableApplicationError("the loop was not stopped", "test", nil)
+					}
+					if si.Final {
+						return AgentStepOutput{Done: true, Tools: true, PromptTokens: 90, CompletionTokens: 10,
+							Summary: AgentSummary{AgentRole: "database", Summary: "answered"}}, nil
+					}
+					key := fmt.Sprintf("tool/database/%d/0/ds_pg/connections", steps)
+					return AgentStepOutput{Tools: true, Budget: c.limits, QueryTimeout: 5 * time.Second, PromptTokens: 90, CompletionTokens: 10,
+						Calls: []ToolCallRecord{{ID: key, Name: "query_postgres", Arguments: `{"dataSourceId":"ds_pg"}`,
+							Query: &datasources.Query{Key: key, DataSourceID: "ds_pg", Type: "postgres", Entry: "connections", Text: "select 1"}}}}, nil
+				})
+			env.OnActivity(NameRunDataSourceQuery, mock.Anything, mock.AnythingOfType("QueryInput")).Return(
+				func(context.Context, QueryInput) (QueryOutput, error) {
+					queries++
+					return QueryOutput{Readings: 1, Text: answer}, nil
+				})
+			env.ExecuteWorkflow(AgentWorkflowName, in)
+			require.True(t, env.IsWorkflowCompleted())
+			require.NoError(t, env.GetWorkflowError())
+			var out AgentSummary
+			require.NoError(t, env.GetWorkflowResult(&out))
+			require.Equal(t, c.wantCalls, queries, "queries run")
+			require.NotNil(t, out.Budget)
+			require.True(t, out.Budget.Stopped)
+			require.Equal(t, c.name, out.Budget.StoppedBy)
+		})
+	}
 }
