@@ -68,6 +68,9 @@ type Ingest struct {
 	recent     *recentAlerts
 	marks      ratelimit.Marks
 	grouping   *groupingCache
+	// resolveWait is resolveTimeout; a test shortens it to tell the bound
+	// apart from the Temporal client's own, longer deadline.
+	resolveWait time.Duration
 }
 
 // NewIngest wires the ingestion service. confirm is the SSRF-guarded client that
@@ -76,7 +79,7 @@ type Ingest struct {
 // negative key cache and the replay cache.
 func NewIngest(store *models.Store, incidents *investigation.Incidents, d *investigation.Dispatcher, reg *providers.Registry, sealer *auth.Sealer, confirm *http.Client, marks ratelimit.Marks, log *slog.Logger) *Ingest {
 	return &Ingest{store: store, keys: identity.NewStore(store.DB()), incidents: incidents, dispatcher: d, registry: reg, sealer: sealer, confirm: confirm, log: log, now: time.Now,
-		writer: newIncidentWriter(store), recent: &recentAlerts{}, marks: marks, grouping: newGroupingCache(store, time.Now)}
+		writer: newIncidentWriter(store), recent: &recentAlerts{}, marks: marks, grouping: newGroupingCache(store, time.Now), resolveWait: resolveTimeout}
 }
 
 // unknownKeyTTL is how long every replica answers a refused key without a
@@ -407,7 +410,7 @@ func (s *Ingest) resolveAlert(ctx context.Context, tenantID, provider string, a 
 		return AlertOutcome{}, errcode.Down("the database", err)
 	}
 	// ResolveAs answers a timed-out update as unavailable (503).
-	rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	rctx, cancel := context.WithTimeout(ctx, s.resolveWait)
 	defer cancel()
 	err = s.incidents.ResolveAs(rctx, inc, provider, "resolved notification from "+provider)
 	if e, ok := errcode.As(err); err != nil && (!ok || e.Code != errcode.InvalidStatus) {
