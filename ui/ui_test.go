@@ -243,6 +243,19 @@ func TestRolesAreCheckedOnEveryRequest(t *testing.T) {
 		if strings.Contains(page.body, `href="/ui/settings/webhooks"`) != (want == 201) {
 			t.Errorf("%s: settings menu lists webhook endpoints wrongly", role)
 		}
+		// Deciding on a remediation is for owners and admins: an operator is
+		// refused before the remediation is even looked up, like a viewer;
+		// an admin gets as far as finding there is no such remediation.
+		for _, decision := range []string{"approve", "reject", "execute"} {
+			path := "/ui/remediations/rem_missing/" + decision
+			got := v.post(path, url.Values{"csrf": {tok}, "planHash": {"h"}, "reason": {"r"}}).status
+			if (got == http.StatusForbidden) != (want == 403) || (want == 201 && got != http.StatusNotFound) {
+				t.Errorf("%s posts %s: %d", role, path, got)
+			}
+			if page := v.get(path); (page.status == http.StatusForbidden) != (want == 403) {
+				t.Errorf("%s opens %s: %d", role, path, page.status)
+			}
+		}
 	}
 }
 
