@@ -12,6 +12,7 @@ import (
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/investigation"
+	"github.com/causeway/causeway/models"
 )
 
 // Recorded is what one investigation pass's history says it read.
@@ -113,8 +114,10 @@ func (r Recorded) Answers(settings func(dataSourceID string) map[string]any) ([]
 			alias[q.DataSourceID] = a
 			srcs = append(srcs, Source{Alias: a, Name: q.Source, Type: q.Type, Settings: settings(q.DataSourceID)})
 		}
+		// The lines are the tenant's logs as its systems printed them; the
+		// file may travel, so credentials in them do not.
 		answers = append(answers, Answer{Source: a, Type: q.Type, Entry: q.Entry, Query: q.Text, Start: q.Start, End: q.End,
-			Readings: rq.Output.Values, Text: rq.Output.Text, Note: rq.Output.Note})
+			Readings: rq.Output.Values, Text: models.RedactSecrets(rq.Output.Text), Note: models.RedactSecrets(rq.Output.Note)})
 	}
 	return srcs, answers
 }

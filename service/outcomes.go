@@ -110,7 +110,8 @@ func (o *Outcomes) Grade(ctx context.Context, p auth.Principal, incidentID strin
 // its alert and context, the data-source answers and changes read from the
 // pass's workflow history (no source is asked again), and the cause a person
 // confirmed when the pass was graded. Source URLs and credentials never enter
-// it. Another tenant's incident is not found.
+// it, nor do credentials found in its log lines, context or alert text
+// (models.RedactSecrets). Another tenant's incident is not found.
 func (o *Outcomes) Export(ctx context.Context, p auth.Principal, incidentID string) (*replay.Scenario, error) {
 	inc, err := investigation.FindIncident(ctx, o.store, p.TenantID, incidentID)
 	if err != nil {
@@ -138,8 +139,12 @@ func (o *Outcomes) Export(ctx context.Context, p auth.Principal, incidentID stri
 		return nil, errcode.Down("the database", err)
 	}
 	s := &replay.Scenario{AlertSource: inc.Source, Sources: srcs, Answers: answers}
-	s.ID, s.Context, s.Changes = "incident-"+inc.ID, inv.Context, rec.Changes
-	s.Alert = analyzer.ScenarioAlert{Title: inc.Title, Description: inc.Description, Severity: inc.Severity, Service: inc.Service,
+	s.ID, s.Changes = "incident-"+inc.ID, rec.Changes
+	// Pasted context and the alert's text are as free as the logs.
+	for _, c := range inv.Context {
+		s.Context = append(s.Context, models.RedactSecrets(c))
+	}
+	s.Alert = analyzer.ScenarioAlert{Title: models.RedactSecrets(inc.Title), Description: models.RedactSecrets(inc.Description), Severity: inc.Severity, Service: inc.Service,
 		Environment: inc.Environment, Tags: inc.Tags, Metadata: inc.Metadata}
 	s.Expected = analyzer.Expected{Category: inv.Category, Agents: inv.Agents, Rationale: "the answer of pass " + strconv.Itoa(inv.Pass) + ", not graded"}
 	for _, g := range grades {
