@@ -39,10 +39,11 @@ func (s *apiServer) hook(t *testing.T, tenantID, key, secret, alertID string) (i
 	return resp.StatusCode, resp.Header, e
 }
 
-// TestWebhookRateLimitPerKey: webhooks are limited per API key, so one noisy
-// integration exhausts its own budget and not its siblings' nor the tenant's
-// API budget. The limit (3 a minute) refills every 20 s, far beyond the test.
-func TestWebhookRateLimitPerKey(t *testing.T) {
+// TestWebhookRateLimitPerTenant: webhooks are limited per tenant, all of its
+// keys together, so a tenant cannot widen its budget by making keys, and one
+// tenant's noise spends neither another tenant's budget nor its own API
+// budget. The limit (3 a minute) refills every 20 s, far beyond the test.
+func TestWebhookRateLimitPerTenant(t *testing.T) {
 	cfg := apiConfig(t)
 	cfg.RateLimitPerMinute = 3
 	s := startAPI(t, cfg)
@@ -61,35 +62,60 @@ func TestWebhookRateLimitPerKey(t *testing.T) {
 	if st != http.StatusTooManyRequests || e.Error != "rate_limited" || h.Get("Retry-After") == "" || h.Get("X-RateLimit-Remaining") != "0" {
 		t.Fatalf("noisy over its limit: %d %+v %v", st, e, h)
 	}
-	if st, _, e := s.hook(t, owner.TenantID, quiet, quietSecret, "quiet-0"); st != http.StatusAccepted {
-		t.Fatalf("another key of the same tenant: %d %+v", st, e)
-	}
-	if st, _, e := s.hook(t, other.TenantID, foreign, foreignSecret, "foreign-0"); st != http.StatusAccepted {
-		t.Fatalf("another tenant's key: %d %+v", st, e)
+	if st, _, e := s.hook(t, owner.TenantID, quiet, quietSecret, "quiet-0"); st != http.StatusTooManyRequests {
+		t.Fatalf("another key of the same tenant widened its budget: %d %+v", st, e)
 	}
 	// The tenant's own API calls have their own bucket: two key creations spent
 	// two of its three, the webhooks none.
 	if st, _ := s.do(t, "GET", "/v1/users", owner.AccessToken, nil, nil); st != http.StatusOK {
-		t.Fatalf("tenant API after its webhook key was limited: %d", st)
+		t.Fatalf("tenant API after its webhooks were limited: %d", st)
 	}
-	// A request with a key that is not valid is refused before the limiter, so it
-	// spends no key's budget.
+	if st, _, e := s.hook(t, other.TenantID, foreign, foreignSecret, "foreign-0"); st != http.StatusAccepted {
+		t.Fatalf("another tenant's key: %d %+v", st, e)
+	}
+	// A request with a key that is not valid is refused before the tenant's
+	// limit, so it spends nothing of the tenant's budget.
 	for range 3 {
-		if st, _, _ := s.hook(t, owner.TenantID, "cw_live_not-a-real-key", quietSecret, "unknown-key"); st != http.StatusUnauthorized {
+		if st, _, _ := s.hook(t, other.TenantID, "cw_live_not-a-real-key", foreignSecret, "unknown-key"); st != http.StatusUnauthorized {
 			t.Fatalf("unknown key: %d", st)
 		}
 	}
-	if st, _, e := s.hook(t, owner.TenantID, quiet, quietSecret, "quiet-1"); st != http.StatusAccepted {
-		t.Fatalf("quiet key after requests with unknown keys: %d %+v", st, e)
+	if st, _, e := s.hook(t, other.TenantID, foreign, foreignSecret, "foreign-1"); st != http.StatusAccepted {
+		t.Fatalf("the other tenant after requests with unknown keys: %d %+v", st, e)
 	}
 	// A valid key with a wrong signature is refused. It is counted: the limiter
 	// runs before the body is read, so a flood costs no more than a key check
 	// (docs/security.md).
-	if st, _, _ := s.hook(t, owner.TenantID, quiet, "whsec_wrong", "forged"); st != http.StatusUnauthorized {
+	if st, _, _ := s.hook(t, other.TenantID, foreign, "whsec_wrong", "forged"); st != http.StatusUnauthorized {
 		t.Fatalf("forged signature: %d", st)
 	}
-	if st, _, e := s.hook(t, owner.TenantID, quiet, quietSecret, "quiet-2"); st != http.StatusTooManyRequests || e.Error != "rate_limited" {
-		t.Fatalf("quiet key after its third request: %d %+v, want rate_limited", st, e)
+	if st, _, e := s.hook(t, other.TenantID, foreign, foreignSecret, "foreign-2"); st != http.StatusTooManyRequests || e.Error != "rate_limited" {
+		t.Fatalf("the other tenant after its third request: %d %+v, want rate_limited", st, e)
+	}
+}
+
+// TestSharedSenderDoesNotHoldBackOtherTenants: two tenants' alerts come from
+// one address, as from a hosted monitoring service. One tenant's storm is
+// limited by its own budget and spends nothing of the address's, which only
+// refused keys spend; the other tenant's alerts from that address go through.
+func TestSharedSenderDoesNotHoldBackOtherTenants(t *testing.T) {
+	cfg := apiConfig(t)
+	cfg.RateLimitPerMinute, cfg.WebhookIPRateLimitPerMinute = 5, 3
+	cfg.TrustedProxies = "127.0.0.1"
+	s := startAPI(t, cfg)
+	storm, calm := s.webhookKeyOf(t, s.signup(t, "storm@example.com")), s.webhookKeyOf(t, s.signup(t, "calm@example.com"))
+	const sender = "203.0.113.9"
+	got := map[int]int{}
+	for i := range 12 {
+		got[s.deliver(t, storm, alert(fmt.Sprint("storm ", i)), "", sender)]++
+	}
+	if got[http.StatusAccepted] != 5 || got[http.StatusTooManyRequests] != 7 {
+		t.Fatalf("the storming tenant's 12 deliveries: %v, want 5 accepted and 7 limited", got)
+	}
+	for i := range 3 {
+		if st := s.deliver(t, calm, alert(fmt.Sprint("calm ", i)), "", sender); st != http.StatusAccepted {
+			t.Fatalf("the calm tenant's alert %d from the shared sender: %d", i+1, st)
+		}
 	}
 }
 

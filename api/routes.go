@@ -22,8 +22,12 @@ import (
 
 // Deps is everything the router needs; the process that serves HTTP builds it once.
 type Deps struct {
-	Log                *slog.Logger
-	Limiter            ratelimit.Limiter
+	Log     *slog.Logger
+	Limiter ratelimit.Limiter
+	// Marks shares short-lived flags between replicas (the same backend as
+	// Limiter): here, the client addresses whose refused webhook keys spent
+	// their budget.
+	Marks              ratelimit.Marks
 	RateLimitPerMinute int
 	// AuthRateLimitPerMinute limits sign-up, login and refresh per client IP.
 	AuthRateLimitPerMinute int
@@ -126,15 +130,19 @@ func NewRouter(d Deps) *gin.Engine {
 	pub.GET("/sso/:tenantId/metadata", h.ssoMetadata)
 	pub.POST("/sso/:tenantId/acs", h.ssoACS)
 
-	// Webhooks authenticate by API key, not token. They are limited per client
-	// address before the key is looked up, and per key once it is verified.
-	// Change deliveries share that chain; their static last segment takes
-	// precedence over a provider name.
+	// Webhooks authenticate by API key, not token. A client address is
+	// charged only for the deliveries whose key is refused, so tenants whose
+	// alerts come from one shared sender (a hosted monitoring service) do not
+	// spend each other's budget, while a flood of guesses is refused before
+	// any lookup once it has spent its own. A verified delivery is limited per
+	// tenant, all of its keys together. Change deliveries share that chain;
+	// their static last segment takes precedence over a provider name.
+	refused := refusedAddresses{limiter: d.Limiter, marks: d.Marks, perMinute: d.WebhookIPRateLimitPerMinute, log: d.Log}
 	webhook := func(handle gin.HandlerFunc) []gin.HandlerFunc {
 		return []gin.HandlerFunc{
-			rateLimit(d.Limiter, d.WebhookIPRateLimitPerMinute, d.Log, func(c *gin.Context) string { return "webhook-ip:" + clientKey(c) }),
-			webhookAuth(d.Ingest),
-			rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "apikey:" + webhookKey(c).ID }),
+			refused.gate,
+			webhookAuth(d.Ingest, refused.charge),
+			rateLimit(d.Limiter, d.RateLimitPerMinute, d.Log, func(c *gin.Context) string { return "webhook-tenant:" + webhookKey(c).TenantID }),
 			handle,
 		}
 	}

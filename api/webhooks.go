@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/providers"
 	"github.com/causeway/causeway/service"
 )
@@ -17,14 +18,17 @@ const (
 )
 
 // webhookAuth authenticates a webhook delivery by its API key before anything
-// else but the per-address limit (the per-key limit, the body, even the
+// else but the refused-address gate (the tenant's limit, the body, even the
 // provider name) is spent on it, so a delivery without a valid key is 401
-// whatever its path. The tenant comes from
-// the verified key; the path's tenant must merely match it.
-func webhookAuth(ingest *service.Ingest) gin.HandlerFunc {
+// whatever its path, and refused is told of it. The tenant comes from the
+// verified key; the path's tenant must merely match it.
+func webhookAuth(ingest *service.Ingest, refused func(*gin.Context)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		k, err := ingest.Authenticate(c.Request.Context(), c.Param("tenantId"), presentedKey(c))
 		if err != nil {
+			if e, ok := errcode.As(err); ok && e.Code == errcode.Unauthorized {
+				refused(c)
+			}
 			fail(c, err)
 			return
 		}

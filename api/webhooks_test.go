@@ -106,7 +106,7 @@ func newHookEnvTemporal(tb testing.TB, quota int, hostPort string) *hookEnv {
 	})
 	shared := ratelimit.NewMemory()
 	e.srv = httptest.NewServer(api.NewRouter(api.Deps{
-		Log: log, Limiter: shared, Accounts: accounts, Incidents: incidents,
+		Log: log, Limiter: shared, Marks: shared, Accounts: accounts, Incidents: incidents,
 		APIKeys: identity.NewAPIKeys(e.store, sealer, service.ForgetVerifiedKey),
 		Ingest:  service.NewIngest(e.store, incidents, disp, reg, sealer, e.sns.srv.Client(), shared, log),
 		Changes: service.NewChanges(e.store, auth.NewSigner(jwtSecret, "cursor"), shared, log),

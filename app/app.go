@@ -167,6 +167,7 @@ func (a *App) Router() http.Handler {
 	d := api.Deps{
 		Log:                         a.Log,
 		Limiter:                     a.Limiter,
+		Marks:                       a.Marks,
 		RateLimitPerMinute:          c.RateLimitPerMinute,
 		AuthRateLimitPerMinute:      c.AuthRateLimitPerMinute,
 		WebhookIPRateLimitPerMinute: c.WebhookIPRateLimitPerMinute,

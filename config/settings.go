@@ -107,9 +107,9 @@ var settings = []setting{
 	{key: "plan.team.investigations_per_month", def: 10000, check: unlimitedOrMore, doc: "monthly investigation quota of the `team` plan"},
 	{key: "plan.enterprise.events_per_month", def: 0, check: unlimitedOrMore, doc: "monthly event quota of the `enterprise` plan, the one with single sign-on"},
 	{key: "plan.enterprise.investigations_per_month", def: 0, check: unlimitedOrMore, doc: "monthly investigation quota of the `enterprise` plan"},
-	{key: "rate_limit_per_minute", def: 1200, check: unlimitedOrMore, doc: "requests per minute per tenant, per API key for webhooks"},
+	{key: "rate_limit_per_minute", def: 1200, check: unlimitedOrMore, doc: "requests per minute per tenant; webhook deliveries have their own per-tenant budget of the same size, shared by all of the tenant's keys"},
 	{key: "auth_rate_limit_per_minute", def: 60, check: unlimitedOrMore, doc: "sign-up, login, refresh and password-reset requests per minute per client IP, per /64 for IPv6"},
-	{key: "webhook_ip_rate_limit_per_minute", def: 6000, check: unlimitedOrMore, doc: "webhook deliveries per minute per client IP, per /64 for IPv6, counted before the API key is looked up"},
+	{key: "webhook_ip_rate_limit_per_minute", def: 6000, check: unlimitedOrMore, doc: "webhook deliveries with a refused API key per minute per client IP, per /64 for IPv6; once spent, every delivery from that address is refused for a minute before any key is looked up. Deliveries with a valid key never spend it, so tenants sharing a sender do not hold each other back"},
 	{key: "trusted_proxies", def: "", note: "(trust none)", check: networks, doc: "reverse proxies (IPs or CIDRs, comma-separated) whose `X-Forwarded-For` gives the client IP"},
 
 	// Remediation: the databases sql_migration steps may change, and who may

@@ -31,9 +31,14 @@ const (
 	// not keeping up, and answering 503 (the tools retry) beats holding ever more
 	// requests and their memory.
 	queueMax = 8 * batchMax
+	// tenantQueueMax is one tenant's share of the queue: a tenant whose storm
+	// outruns the database gets 503 for its own alerts while the rest of the
+	// queue stays open to every other tenant.
+	tenantQueueMax = queueMax / 4
 )
 
-// errWriterBacklog is create's answer when queueMax alerts are already waiting.
+// errWriterBacklog is create's answer when queueMax alerts, or the tenant's
+// tenantQueueMax, are already waiting.
 var errWriterBacklog = errors.New("too many alerts are waiting to be written")
 
 // incidentWriter records incidents in groups; see the constants above.
@@ -43,6 +48,8 @@ type incidentWriter struct {
 	mu      sync.Mutex
 	queue   []*incidentJob
 	running int
+	// waiting counts each tenant's jobs in queue.
+	waiting map[string]int
 }
 
 // incidentJob is one incident waiting for its group's commit. err is nil when
@@ -54,7 +61,7 @@ type incidentJob struct {
 }
 
 func newIncidentWriter(store *models.Store) *incidentWriter {
-	return &incidentWriter{store: store}
+	return &incidentWriter{store: store, waiting: map[string]int{}}
 }
 
 // create records inc and its first timeline entry with the semantics of
@@ -63,12 +70,14 @@ func newIncidentWriter(store *models.Store) *incidentWriter {
 // queue is errWriterBacklog, before anything is queued.
 func (w *incidentWriter) create(inc *models.Incident, first models.TimelineEntry) error {
 	j := &incidentJob{item: models.NewIncident{Incident: inc, First: first}, done: make(chan error, 1)}
+	tenant := inc.TenantID
 	w.mu.Lock()
-	if len(w.queue) >= queueMax {
+	if len(w.queue) >= queueMax || w.waiting[tenant] >= tenantQueueMax {
 		w.mu.Unlock()
 		return errWriterBacklog
 	}
 	w.queue = append(w.queue, j)
+	w.waiting[tenant]++
 	if w.running < batchWriters {
 		w.running++
 		go w.loop()
@@ -86,13 +95,26 @@ func (w *incidentWriter) loop() {
 			w.mu.Unlock()
 			return
 		}
-		n := min(len(w.queue), batchMax)
-		batch := make([]*incidentJob, n)
-		copy(batch, w.queue)
-		w.queue = append(w.queue[:0], w.queue[n:]...)
+		batch := w.take()
 		w.mu.Unlock()
 		w.flush(batch)
 	}
+}
+
+// take removes the next group from the queue and from its tenants' shares;
+// w.mu is held.
+func (w *incidentWriter) take() []*incidentJob {
+	n := min(len(w.queue), batchMax)
+	batch := make([]*incidentJob, n)
+	copy(batch, w.queue)
+	w.queue = append(w.queue[:0], w.queue[n:]...)
+	for _, j := range batch {
+		t := j.item.Incident.TenantID
+		if w.waiting[t]--; w.waiting[t] == 0 {
+			delete(w.waiting, t)
+		}
+	}
+	return batch
 }
 
 // dedupKey is the incident's key in the dedup index, or "" when it has none.

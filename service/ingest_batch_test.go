@@ -35,6 +35,68 @@ func TestIncidentWriterRefusesBacklog(t *testing.T) {
 	}
 }
 
+// TestOneTenantsStormLeavesRoomForOthers: while the database is behind, a
+// tenant holds at most its share of the writer's queue; its next alert is
+// refused at once, while another tenant's alert still joins the queue, and
+// the share frees as the writer takes the storm's alerts.
+func TestOneTenantsStormLeavesRoomForOthers(t *testing.T) {
+	w := newIncidentWriter(nil)
+	w.running = batchWriters // the writers are busy; nothing drains the queue
+	const share = queueMax / 4 // the documented share, not the constant under test
+	for i := range share {
+		w.queue = append(w.queue, &incidentJob{item: models.NewIncident{Incident: &models.Incident{ID: fmt.Sprint("inc_", i), TenantID: "ten_storm"}}})
+	}
+	w.waiting["ten_storm"] = share
+	more := make(chan error, 1)
+	go func() { more <- w.create(&models.Incident{ID: "inc_more", TenantID: "ten_storm"}, models.TimelineEntry{}) }()
+	select {
+	case err := <-more:
+		if !errors.Is(err, errWriterBacklog) {
+			t.Fatalf("the storming tenant past its share: %v, want the backlog answer", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the storming tenant's alert past its share was queued instead of refused")
+	}
+	quiet := make(chan error, 1)
+	go func() { quiet <- w.create(&models.Incident{ID: "inc_quiet", TenantID: "ten_quiet"}, models.TimelineEntry{}) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		w.mu.Lock()
+		n := len(w.queue)
+		w.mu.Unlock()
+		if n == share+1 {
+			break
+		}
+		select {
+		case err := <-quiet:
+			t.Fatalf("the quiet tenant's alert was answered without being queued: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the quiet tenant's alert never joined the queue")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The writer takes a group: the storm's share is counted down with it.
+	w.mu.Lock()
+	w.take()
+	w.mu.Unlock()
+	go func() { _ = w.create(&models.Incident{ID: "inc_again", TenantID: "ten_storm"}, models.TimelineEntry{}) }()
+	deadline = time.Now().Add(5 * time.Second)
+	for {
+		w.mu.Lock()
+		n := w.waiting["ten_storm"]
+		w.mu.Unlock()
+		if n == share-batchMax+1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the writer took a group the storm holds %d, want %d", n, share-batchMax+1)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // TestIncidentWriterSettlesByTenant sends one group with alerts of a tenant whose
 // event quota has room for one and of a tenant without a limit. The group fails
 // as a whole; the unlimited tenant's alerts are then still committed together
