@@ -323,3 +323,20 @@ func collectTexts(v any, header *string, mrkdwn *[]string) {
 		}
 	}
 }
+
+// TestReplayCacheDownRefuses: while the shared backend cannot be reached, a
+// signed click is answered unavailable and decides nothing, rather than
+// going through unchecked.
+func TestReplayCacheDownRefuses(t *testing.T) {
+	svc, rems, r := newServiceRig(t)
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	svc.marks = ratelimit.NewRedis(c)
+	_, err := svc.Interaction(context.Background(), "ten_a", signed("sign", time.Now(), clickIn(r.TeamID, "U1", ActionReject, "rem_1:h1", "")))
+	if e, ok := errcode.As(err); !ok || e.Code != errcode.Unavailable {
+		t.Fatalf("click while the replay cache is down: %v, want unavailable", err)
+	}
+	if len(rems.calls) != 0 {
+		t.Fatalf("decided without the replay check: %v", rems.calls)
+	}
+}
