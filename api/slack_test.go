@@ -3,9 +3,13 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/causeway/causeway/internal/testenv"
 	"github.com/causeway/causeway/slack/slackfake"
 )
 
@@ -85,4 +89,54 @@ func with(m map[string]any, k string, v any) map[string]any {
 	}
 	out[k] = v
 	return out
+}
+
+// TestSlackSignedRequestsAcrossReplicas: PUT records the workspace auth.test
+// names; a signed slash command is answered once, and the same signed request
+// sent again to another API replica (sharing Redis) is 401, as is one from
+// another workspace signed with this tenant's secret.
+func TestSlackSignedRequestsAcrossReplicas(t *testing.T) {
+	fake := slackfake.New(t, "C0INCIDENTS")
+	fake.AddUser(slackfake.User{ID: "U0OWNER", Email: "owner@example.com", Confirmed: true})
+	cfg := apiConfig(t)
+	cfg.SlackAPIURL, cfg.EgressAllowPrivate, cfg.RedisURL = fake.URL, true, testenv.RedisURL(t)
+	a := startAPI(t, cfg)
+	second := *cfg
+	b := startAPI(t, &second)
+	owner := a.signup(t, "owner@example.com")
+	const secret = "replica-signing-secret"
+	var view map[string]any
+	if st, _ := a.do(t, "PUT", "/v1/integrations/slack", owner.AccessToken,
+		map[string]any{"botToken": fake.Token, "signingSecret": secret, "channel": "C0INCIDENTS"}, &view); st != http.StatusOK || view["teamId"] != fake.TeamID {
+		t.Fatalf("PUT: %d %v, want the workspace %s recorded", st, view, fake.TeamID)
+	}
+	post := func(s *apiServer, ts, body string) int {
+		t.Helper()
+		req, _ := http.NewRequest("POST", s.URL+"/v1/integrations/slack/"+owner.TenantID+"/commands", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Slack-Request-Timestamp", ts)
+		req.Header.Set("X-Slack-Signature", slackfake.Sign(secret, ts, body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	body := url.Values{"command": {"/causeway"}, "text": {"status inc_none"}, "user_id": {"U0OWNER"}, "team_id": {fake.TeamID},
+		"trigger_id": {strconv.FormatInt(time.Now().UnixNano(), 10)}}.Encode()
+	if st := post(a, ts, body); st != http.StatusOK {
+		t.Fatalf("first command: %d", st)
+	}
+	if st := post(b, ts, body); st != http.StatusUnauthorized {
+		t.Fatalf("the same signed command at another replica: %d, want 401", st)
+	}
+	if st := post(a, ts, body); st != http.StatusUnauthorized {
+		t.Fatalf("the same signed command again: %d, want 401", st)
+	}
+	other := strings.Replace(body, "team_id="+fake.TeamID, "team_id=T0ELSEWHERE", 1)
+	if st := post(b, ts, other); st != http.StatusUnauthorized {
+		t.Fatalf("a command from another workspace: %d, want 401", st)
+	}
 }

@@ -31,6 +31,7 @@ import (
 // assertions with a key made here, reached over HTTP.
 type samlIdP struct {
 	srv *httptest.Server
+	idp *samlidp.Server
 }
 
 func newSAMLIdP(t *testing.T) *samlIdP {
@@ -55,7 +56,7 @@ func newSAMLIdP(t *testing.T) *samlIdP {
 		t.Fatal(err)
 	}
 	h = idp
-	return &samlIdP{srv: srv}
+	return &samlIdP{srv: srv, idp: idp}
 }
 
 func (p *samlIdP) put(t *testing.T, path, body string) {

@@ -110,7 +110,7 @@ func (a *App) slackService(invs *investigation.Investigations) *slack.Service {
 	return slack.NewService(slack.Options{Store: p.store, Models: a.Store, Sealer: a.sealer,
 		HTTP: egress.NewClient(egress.Options{AllowPrivate: a.Config.EgressAllowPrivate}), APIURL: a.Config.SlackAPIURL,
 		PublicURL: a.PublicURL(), Remediations: p.rems, Investigations: slackInvestigations{invs},
-		Notifier: p.notifier, Log: a.Log})
+		Notifier: p.notifier, Marks: a.Marks, Log: a.Log})
 }
 
 // slackActivities sends the messages; registered on the worker.

@@ -47,15 +47,20 @@ func slackPost(t *testing.T, e *env, tenantID, kind, secret string, at time.Time
 	return resp.StatusCode, out
 }
 
+// clicks numbers the clicks, as Slack gives each its own trigger_id and
+// action_ts: two clicks are never the same signed request.
+var clicks atomic.Int64
+
 // clickBody is a block_actions payload as Slack posts it for a button click.
 func clickBody(fake *slackfake.Server, user, action, value string) string {
+	n := strconv.FormatInt(clicks.Add(1), 10)
 	payload, _ := json.Marshal(map[string]any{
-		"type": "block_actions", "api_app_id": "A0APP", "token": "legacy-verification-token", "trigger_id": "1.2.3",
+		"type": "block_actions", "api_app_id": "A0APP", "token": "legacy-verification-token", "trigger_id": "1.2." + n,
 		"user": map[string]any{"id": user, "username": user, "team_id": fake.TeamID},
 		"team": map[string]any{"id": fake.TeamID, "domain": "test"}, "container": map[string]any{"type": "message", "channel_id": slackChannel},
 		"channel": map[string]any{"id": slackChannel}, "response_url": fake.ResponseURL(),
 		"actions": []map[string]any{{"type": "button", "action_id": action, "block_id": "decide", "value": value,
-			"text": map[string]any{"type": "plain_text", "text": action}, "action_ts": "1700000000.1"}},
+			"text": map[string]any{"type": "plain_text", "text": action}, "action_ts": "1700000000." + n}},
 	})
 	return "payload=" + url.QueryEscape(string(payload))
 }
@@ -212,7 +217,7 @@ func TestSlackIncidentAndApprovalByButton(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, reply := slackPost(t, e, tenantID, "interactions", slackSecret, time.Now(), approve)
+			_, reply := slackPost(t, e, tenantID, "interactions", slackSecret, time.Now(), clickBody(fake, "U0ADMIN", "approve", want))
 			text, _ := reply["text"].(string)
 			replies <- text
 		}()
@@ -240,7 +245,7 @@ func TestSlackIncidentAndApprovalByButton(t *testing.T) {
 	if got.ApprovedBy != adminEmail || hits.Load() != 1 {
 		t.Fatalf("after the click: %+v, %d step calls", got, hits.Load())
 	}
-	st, reply := slackPost(t, e, tenantID, "interactions", slackSecret, time.Now(), approve)
+	st, reply := slackPost(t, e, tenantID, "interactions", slackSecret, time.Now(), clickBody(fake, "U0ADMIN", "approve", want))
 	if st != http.StatusOK || !strings.Contains(reply["text"].(string), "already decided") {
 		t.Fatalf("second click: %d %v", st, reply)
 	}

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/beevik/etree"
 	"github.com/crewjam/saml"
 	"github.com/crewjam/saml/samlsp"
 
@@ -263,6 +264,9 @@ func (s *SSO) SAMLACS(ctx context.Context, tenantID, samlResponse, relayState st
 	if err != nil || len(raw) == 0 || len(raw) > maxMetadataBytes {
 		return TokenPair{}, errcode.New(errcode.Unauthorized, "SAMLResponse is missing or not base64")
 	}
+	if err := oneAssertion(raw); err != nil {
+		return TokenPair{}, errcode.New(errcode.Unauthorized, "the SAML response failed verification (signature, audience, recipient, time bounds or request)")
+	}
 	a, err := sp.ParseXMLResponse(raw, []string{rs.RequestID}, sp.AcsURL)
 	if err != nil {
 		return TokenPair{}, errcode.New(errcode.Unauthorized, "the SAML response failed verification (signature, audience, recipient, time bounds or request)")
@@ -289,6 +293,32 @@ func (s *SSO) SAMLACS(ctx context.Context, tenantID, samlResponse, relayState st
 	}
 	return s.signIn(ctx, c, "saml|"+sp.IDPMetadata.EntityID+"|"+a.Subject.NameID.Value, email, name, roles)
 }
+
+// oneAssertion refuses a response that holds anything but exactly one
+// assertion, counted wherever it sits. crewjam/saml verifies each assertion
+// on its own and signs in with the first that passes, so an extra one beside
+// or around the signed one is not something an identity provider sends: it
+// is an attempt to have the signature cover one element while the sign-in
+// reads another.
+func oneAssertion(raw []byte) error {
+	doc := etree.NewDocument()
+	if err := doc.ReadFromBytes(raw); err != nil {
+		return fmt.Errorf("not XML")
+	}
+	n := 0
+	for _, el := range doc.FindElements("//*") {
+		if el.NamespaceURI() == samlAssertionNS && (el.Tag == "Assertion" || el.Tag == "EncryptedAssertion") {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("%d assertions where one is expected", n)
+	}
+	return nil
+}
+
+// samlAssertionNS is the namespace of SAML 2.0 assertions.
+const samlAssertionNS = "urn:oasis:names:tc:SAML:2.0:assertion"
 
 // samlAttributes indexes an assertion's attribute values by Name and by
 // FriendlyName.

@@ -70,8 +70,11 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// escape makes user text inert in mrkdwn: Slack reads &, < and > as control
-// characters (links, mentions), so an alert title cannot ping @channel.
+// escape makes user text inert wherever Slack parses it (mrkdwn blocks and a
+// message's fallback text, which notifications show): Slack reads &, < and >
+// as control characters (links, mentions), so an alert title cannot ping
+// @channel or show a link. plain_text objects are shown as they are and need
+// no escaping.
 func escape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
@@ -101,7 +104,7 @@ var severityMark = map[string]string{
 
 // IncidentMessage renders the incident's root message.
 func IncidentMessage(v IncidentView) (string, []Block) {
-	text := fmt.Sprintf("[%s] %s — %s", v.Severity, v.Title, v.Status)
+	text := escape(fmt.Sprintf("[%s] %s — %s", v.Severity, v.Title, v.Status))
 	blocks := []Block{
 		{Type: "header", Text: plain(v.Title)},
 		{Type: "section", Fields: []Text{
@@ -109,7 +112,7 @@ func IncidentMessage(v IncidentView) (string, []Block) {
 			field("Status", v.Status),
 			field("Service", escape(v.Service)),
 			field("Environment", escape(v.Environment)),
-			field("Category", v.Category),
+			field("Category", escape(v.Category)),
 			field("Confidence", confidence(v)),
 		}},
 	}
@@ -180,13 +183,13 @@ func parseButtonValue(v string) (remediationID, planHash string, ok bool) {
 func RemediationMessage(p ProposalView) (string, []Block) {
 	var steps strings.Builder
 	for i, s := range p.Steps {
-		fmt.Fprintf(&steps, "%d. `%s` %s", i+1, s.Type, escape(s.Description))
+		fmt.Fprintf(&steps, "%d. `%s` %s", i+1, escape(s.Type), escape(s.Description))
 		if s.Status != "" && s.Status != "pending" {
 			fmt.Fprintf(&steps, " — _%s_", s.Status)
 		}
 		steps.WriteString("\n")
 	}
-	text := "Remediation proposed: " + p.Description
+	text := "Remediation proposed: " + escape(p.Description)
 	blocks := []Block{
 		section("*Proposed remediation* `" + p.ID + "`\n" + escape(p.Description)),
 		section("*Steps*\n" + steps.String()),
@@ -200,7 +203,7 @@ func RemediationMessage(p ProposalView) (string, []Block) {
 			{Type: "button", Text: plain("Reject"), ActionID: ActionReject, Value: v, Style: "danger"},
 		}})
 	default:
-		text = "Remediation " + p.Status + ": " + p.Description
+		text = "Remediation " + escape(p.Status) + ": " + escape(p.Description)
 		blocks = append(blocks, section(decisionLine(p)))
 	}
 	return text, blocks
@@ -233,7 +236,7 @@ func TimelineMessage(kind, message, actor string) (string, []Block) {
 	if actor != "" {
 		line += " — " + escape(actor)
 	}
-	return kind + ": " + message, []Block{section(line)}
+	return escape(kind + ": " + message), []Block{section(line)}
 }
 
 // TestMessage is what "send test message" posts.

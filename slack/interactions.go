@@ -41,7 +41,8 @@ var errUnsigned = errcode.New(errcode.Unauthorized, "the request is not signed b
 
 // verify checks a request against the signing secret of the tenant named in
 // the path. The tenant only selects the secret: a request signed by another
-// tenant's app fails here like a forged one.
+// tenant's app fails here like a forged one. A signed request is accepted
+// once: the same signature again, at this API process or another, is a replay.
 func (s *Service) verify(ctx context.Context, tenantID string, req Signed) (*Integration, url.Values, error) {
 	integ, err := s.store.Integration(ctx, tenantID)
 	if errors.Is(err, ErrNotFound) {
@@ -57,14 +58,72 @@ func (s *Service) verify(ctx context.Context, tenantID string, req Signed) (*Int
 	if err := Verify(string(secret), req.Timestamp, req.Signature, req.Body, s.now()); err != nil {
 		return nil, nil, errUnsigned
 	}
+	if err := s.claim(ctx, tenantID, req.Signature); err != nil {
+		return nil, nil, err
+	}
 	form, err := url.ParseQuery(string(req.Body))
 	if err != nil {
 		return nil, nil, errcode.New(errcode.Validation, "the body is not a form")
 	}
-	if team := form.Get("team_id"); team != "" && integ.TeamID != "" && team != integ.TeamID {
-		return nil, nil, errUnsigned
-	}
 	return integ, form, nil
+}
+
+// replayTTL is how long a signature is remembered. A timestamp passes while
+// it is within MaxRequestAge of now either way, so one signature can pass
+// for twice that long.
+const replayTTL = 2 * MaxRequestAge
+
+// claim marks a verified signature as seen. The marks are the ones webhook
+// deliveries use (Redis when configured), so every API process agrees. When
+// they cannot be read the request is refused: a click decides a remediation,
+// and Slack's user can click again once the store is back.
+func (s *Service) claim(ctx context.Context, tenantID, signature string) error {
+	first, err := s.marks.Mark(ctx, "slack-replay:"+tenantID+":"+auth.SHA256Hex(signature), replayTTL)
+	if err != nil {
+		return errcode.Down("the replay cache", err)
+	}
+	if !first {
+		s.log.InfoContext(ctx, "slack request replay refused", slog.String("tenant_id", tenantID))
+		return errUnsigned
+	}
+	return nil
+}
+
+// checkTeam refuses a request from a workspace other than the integration's.
+// The signing secret belongs to an app, and one app may be installed in
+// several workspaces; the bot token, and so the tenant, belongs to one.
+func (s *Service) checkTeam(ctx context.Context, integ *Integration, team string) error {
+	want, err := s.teamID(ctx, integ)
+	if err != nil {
+		return err
+	}
+	if team == "" || team != want {
+		s.log.InfoContext(ctx, "slack request from another workspace refused", slog.String("tenant_id", integ.TenantID))
+		return errUnsigned
+	}
+	return nil
+}
+
+// teamID is the integration's workspace. An integration saved before the
+// workspace was recorded learns it once from auth.test with its own bot
+// token; until that answers, its requests are refused.
+func (s *Service) teamID(ctx context.Context, integ *Integration) (string, error) {
+	if integ.TeamID != "" {
+		return integ.TeamID, nil
+	}
+	c, err := openClient(s.sealer, s.apiURL, s.http, integ)
+	if err != nil {
+		return "", unavailable(err)
+	}
+	id, err := c.AuthTest(ctx)
+	if err != nil || id.TeamID == "" {
+		return "", errcode.New(errcode.Unavailable, "Slack could not confirm which workspace this integration is connected to; try again")
+	}
+	if err := s.store.RecordTeam(ctx, integ.TenantID, id.TeamID, id.Team); err != nil {
+		return "", unavailable(err)
+	}
+	integ.TeamID, integ.TeamName = id.TeamID, id.Team
+	return id.TeamID, nil
 }
 
 // interaction is the part of a block_actions payload the service reads.
@@ -91,14 +150,15 @@ func (s *Service) Interaction(ctx context.Context, tenantID string, req Signed) 
 		return nil, err
 	}
 	var in interaction
-	if err := json.Unmarshal([]byte(form.Get("payload")), &in); err != nil || in.Type != "block_actions" || len(in.Actions) == 0 {
+	perr := json.Unmarshal([]byte(form.Get("payload")), &in)
+	if err := s.checkTeam(ctx, integ, in.Team.ID); err != nil {
+		return nil, err
+	}
+	if perr != nil || in.Type != "block_actions" || len(in.Actions) == 0 {
 		return ephemeral("Causeway only handles its Approve and Reject buttons."), nil
 	}
-	if in.Team.ID != "" && integ.TeamID != "" && in.Team.ID != integ.TeamID {
-		return nil, errUnsigned
-	}
 	reply := s.decide(ctx, integ, in.User.ID, in.Actions[0].ActionID, in.Actions[0].Value)
-	s.respond(ctx, in.ResponseURL, reply)
+	s.respond(ctx, integ.TenantID, in.ResponseURL, reply)
 	return reply, nil
 }
 
@@ -194,7 +254,7 @@ func (s *Service) principal(ctx context.Context, integ *Integration, slackUser s
 	email := strings.ToLower(strings.TrimSpace(u.Profile.Email))
 	user, err := s.models.UserByEmail(ctx, email)
 	if err != nil || user.TenantID != integ.TenantID {
-		return auth.Principal{}, ephemeral("No Causeway user of this workspace's tenant has the e-mail %s; ask an admin to add you. Nothing changed.", email)
+		return auth.Principal{}, ephemeral("No Causeway user of this workspace's tenant has the e-mail %s; ask an admin to add you. Nothing changed.", escape(email))
 	}
 	return auth.Principal{UserID: user.ID, Email: user.Email, TenantID: user.TenantID, Roles: []string{user.Role}}, nil
 }
@@ -207,9 +267,14 @@ func errCode(err error) string {
 }
 
 // respond posts the reply to the interaction's response_url, best effort: the
-// decision is already recorded, and Slack accepts the click without it.
-func (s *Service) respond(ctx context.Context, responseURL string, r *Reply) {
+// decision is already recorded, and Slack accepts the click without it. The
+// URL is a bearer credential for the conversation, so it is never logged.
+func (s *Service) respond(ctx context.Context, tenantID, responseURL string, r *Reply) {
 	if responseURL == "" {
+		return
+	}
+	if !s.slackURL(responseURL) {
+		s.log.WarnContext(ctx, "slack response_url is not a Slack address; not used", slog.String("tenant_id", tenantID))
 		return
 	}
 	raw, _ := json.Marshal(r)
@@ -220,10 +285,38 @@ func (s *Service) respond(ctx context.Context, responseURL string, r *Reply) {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := s.http.Do(req)
 	if err != nil {
-		s.log.WarnContext(ctx, "slack response_url post failed", slog.Any("error", err))
+		// A *url.Error names the URL; only its cause is logged.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		s.log.WarnContext(ctx, "slack response_url post failed", slog.String("tenant_id", tenantID), slog.Any("error", err))
 		return
 	}
 	_ = resp.Body.Close()
+}
+
+// responseHost is where Slack's response URLs point (…/actions/…,
+// …/commands/…, …/app/… on hooks.slack.com).
+const responseHost = "hooks.slack.com"
+
+// slackURL reports whether a response_url may be posted to: https on Slack's
+// response host, or, when the operator pointed the Web API at a stand-in
+// (CAUSEWAY_SLACK_API_URL), on that stand-in's own scheme and host. Anything
+// else in a payload would make Causeway post wherever the payload says.
+func (s *Service) slackURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.User != nil || u.Opaque != "" {
+		return false
+	}
+	if u.Scheme == "https" && u.Host == responseHost {
+		return true
+	}
+	if s.apiURL == "" || s.apiURL == DefaultAPIURL {
+		return false
+	}
+	base, err := url.Parse(s.apiURL)
+	return err == nil && base.Host != "" && u.Scheme == base.Scheme && u.Host == base.Host
 }
 
 // Command handles /causeway status <incidentId> and /causeway investigate
@@ -231,6 +324,9 @@ func (s *Service) respond(ctx context.Context, responseURL string, r *Reply) {
 func (s *Service) Command(ctx context.Context, tenantID string, req Signed) (*Reply, error) {
 	integ, form, err := s.verify(ctx, tenantID, req)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.checkTeam(ctx, integ, form.Get("team_id")); err != nil {
 		return nil, err
 	}
 	verb, arg, _ := strings.Cut(strings.TrimSpace(form.Get("text")), " ")
@@ -244,22 +340,22 @@ func (s *Service) Command(ctx context.Context, tenantID string, req Signed) (*Re
 	}
 	inc, err := s.models.GetIncident(ctx, p.TenantID, arg)
 	if errors.Is(err, models.ErrNotFound) {
-		return ephemeral("No incident %s in this workspace's Causeway tenant.", arg), nil
+		return ephemeral("No incident %s in this workspace's Causeway tenant.", escape(arg)), nil
 	}
 	if err != nil {
 		return nil, unavailable(err)
 	}
 	if verb == "status" {
-		return ephemeral("*%s* `%s`\nSeverity %s · status %s · service %s", inc.Title, inc.ID, inc.Severity, inc.Status, inc.Service), nil
+		return ephemeral("*%s* `%s`\nSeverity %s · status %s · service %s", escape(inc.Title), inc.ID, inc.Severity, inc.Status, escape(inc.Service)), nil
 	}
 	if !p.HasAnyRole(models.Writers...) {
 		return ephemeral("Your Causeway role (%s) may not start investigations. Nothing changed.", strings.Join(p.Roles, ", ")), nil
 	}
 	if err := s.investigations.Start(ctx, p, inc.ID); err != nil {
 		if e, ok := errcode.As(err); ok {
-			return ephemeral("The investigation of %s did not start: %s", inc.ID, e.Message), nil
+			return ephemeral("The investigation of %s did not start: %s", inc.ID, escape(e.Message)), nil
 		}
 		return nil, err
 	}
-	return &Reply{ResponseType: "in_channel", Text: fmt.Sprintf("%s started an investigation of %s (%s).", p.Email, inc.ID, inc.Title)}, nil
+	return &Reply{ResponseType: "in_channel", Text: fmt.Sprintf("%s started an investigation of %s (%s).", escape(p.Email), inc.ID, escape(inc.Title))}, nil
 }

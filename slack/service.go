@@ -14,6 +14,7 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/ratelimit"
 )
 
 // Remediations is the approval surface the Slack service drives. The app
@@ -48,6 +49,7 @@ type Service struct {
 	remediations   Remediations
 	investigations Investigations
 	notifier       *Notifier
+	marks          ratelimit.Marks
 	log            *slog.Logger
 	now            func() time.Time
 }
@@ -66,13 +68,16 @@ type Options struct {
 	Investigations Investigations
 	// Notifier refreshes a proposal's message right after a decision.
 	Notifier *Notifier
-	Log      *slog.Logger
+	// Marks remembers the signatures already accepted, for every API
+	// process: the shared backend (Redis) when the API runs as several.
+	Marks ratelimit.Marks
+	Log   *slog.Logger
 }
 
 // NewService builds the service.
 func NewService(o Options) *Service {
 	return &Service{store: o.Store, models: o.Models, sealer: o.Sealer, http: o.HTTP, apiURL: o.APIURL, publicURL: o.PublicURL,
-		remediations: o.Remediations, investigations: o.Investigations, notifier: o.Notifier, log: o.Log, now: time.Now}
+		remediations: o.Remediations, investigations: o.Investigations, notifier: o.Notifier, marks: o.Marks, log: o.Log, now: time.Now}
 }
 
 // Notify is the notify filter of PUT.
@@ -122,6 +127,9 @@ func (s *Service) Put(ctx context.Context, p auth.Principal, in PutInput) (*View
 	}
 	if err != nil {
 		return nil, errcode.New(errcode.Unavailable, "Slack could not be reached to check botToken; try again")
+	}
+	if id.TeamID == "" {
+		return nil, errcode.New(errcode.Validation, "botToken: Slack's auth.test named no workspace (team_id) for it")
 	}
 	now := s.now().UTC()
 	integ := &Integration{TenantID: p.TenantID, Channel: in.Channel, TeamID: id.TeamID, TeamName: id.Team, BotUserID: id.UserID,
@@ -218,6 +226,9 @@ type TestResult struct {
 func (s *Service) SendTest(ctx context.Context, p auth.Principal) (*TestResult, error) {
 	integ, err := s.integration(ctx, p.TenantID)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := s.teamID(ctx, integ); err != nil {
 		return nil, err
 	}
 	c, err := openClient(s.sealer, s.apiURL, s.http, integ)

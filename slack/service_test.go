@@ -16,6 +16,7 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/ratelimit"
 	"github.com/causeway/causeway/slack/slackfake"
 )
 
@@ -51,7 +52,7 @@ func (r *recordingRemediations) Execute(_ context.Context, p auth.Principal, id 
 	return nil
 }
 
-func newServiceRig(t *testing.T) (*Service, *recordingRemediations) {
+func newServiceRig(t *testing.T) (*Service, *recordingRemediations, *slackfake.Server) {
 	t.Helper()
 	r := newRig(t)
 	now := time.Now().UTC()
@@ -68,8 +69,8 @@ func newServiceRig(t *testing.T) (*Service, *recordingRemediations) {
 	}
 	rems := &recordingRemediations{hash: "h1"}
 	svc := NewService(Options{Store: r.store, Models: r.db, Sealer: r.acts.Sealer, HTTP: http.DefaultClient, APIURL: r.fake.URL,
-		Remediations: rems, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	return svc, rems
+		Remediations: rems, Marks: ratelimit.NewMemory(), Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return svc, rems, r.fake
 }
 
 func click(user, action, value string) []byte {
@@ -86,7 +87,7 @@ func signed(secret string, at time.Time, body []byte) Signed {
 // TestInteractionRefusalsChangeNothing: every refused click reaches neither
 // Approve nor Execute, and only a manager of the right tenant decides.
 func TestInteractionRefusalsChangeNothing(t *testing.T) {
-	svc, rems := newServiceRig(t)
+	svc, rems, _ := newServiceRig(t)
 	ctx := context.Background()
 	now := time.Now()
 	good := click("U1", ActionApprove, "rem_1:h1")
@@ -150,7 +151,7 @@ func command(user, text string) []byte {
 }
 
 func TestSlashCommands(t *testing.T) {
-	svc, _ := newServiceRig(t)
+	svc, _, _ := newServiceRig(t)
 	invs := &recordingInvestigations{}
 	svc.investigations = invs
 	at := time.Now().UTC()

@@ -25,7 +25,9 @@ const (
 // Integration is one tenant's Slack connection. The bot token and the signing
 // secret are sealed with the tenant id and their purpose as associated data,
 // so a database copy alone cannot use them and a sealed value cannot be moved
-// to another row or field.
+// to another row or field. TeamID is the workspace auth.test named for the
+// bot token; it is empty on an integration saved before it was recorded,
+// until the first signed request or test message learns it.
 type Integration struct {
 	TenantID         string   `gorm:"primaryKey;size:40"`
 	Channel          string   `gorm:"size:100;not null"`
@@ -134,6 +136,13 @@ func (s *Store) DeleteIntegration(ctx context.Context, tenantID string) error {
 		}
 		return tx.Where("tenant_id = ?", tenantID).Delete(&SentMessage{}).Error
 	})
+}
+
+// RecordTeam records the workspace of an integration saved before it was
+// recorded; one already recorded is left as it is.
+func (s *Store) RecordTeam(ctx context.Context, tenantID, teamID, teamName string) error {
+	return s.db.WithContext(ctx).Model(&Integration{}).Where("tenant_id = ? AND team_id = ''", tenantID).
+		Updates(map[string]any{"team_id": teamID, "team_name": teamName}).Error
 }
 
 // RecordError notes Slack's answer to a send; a permanent one stops sending.
