@@ -72,13 +72,13 @@ func TestDataSourcesAPI(t *testing.T) {
 	}
 	var pg dataSourceBody
 	if st, _ := s.do(t, "POST", "/v1/datasources", tk.AccessToken, map[string]any{
-		"name": "orders db", "type": "postgres", "url": "postgres://monitor:pg-pass-5678@127.0.0.1:5432/orders?sslmode=disable",
-	}, &pg); st != 201 || pg.URL != "postgres://monitor:****@127.0.0.1:5432/orders?sslmode=disable" || pg.Auth == nil {
+		"name": "orders db", "type": "postgres", "url": "postgres://monitor:pg-pass-5678@127.0.0.1:6543/orders?sslmode=disable",
+	}, &pg); st != 201 || pg.URL != "postgres://monitor:****@127.0.0.1:6543/orders?sslmode=disable" || pg.Auth == nil {
 		t.Fatalf("postgres source: %d %+v", st, pg)
 	}
 	var probe dataSourceBody
 	if st, _ := s.do(t, "POST", "/v1/datasources", tk.AccessToken, map[string]any{
-		"name": "edge", "type": "probe", "settings": map[string]any{"targets": []string{"127.0.0.1:1"}},
+		"name": "edge", "type": "probe", "settings": map[string]any{"targets": []string{"127.0.0.1:2"}},
 	}, &probe); st != 201 || probe.Auth != nil {
 		t.Fatalf("probe source: %d %+v", st, probe)
 	}
