@@ -217,7 +217,7 @@ type pgRefusal struct {
 // test meets mean to the operator.
 var sqlStates = map[string]string{
 	"28P01": "the server refused the credentials",
-	"28000": "the server refused this user from Causeway's address (pg_hba.conf)",
+	"28000": "the server does not let this user connect (no such role, or pg_hba.conf refuses it)",
 	"3D000": "the database does not exist",
 	"42501": "the user lacks a privilege the queries need",
 	"53300": "the server has no connection slot free",
