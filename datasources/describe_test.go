@@ -46,7 +46,8 @@ func refusingPostgres(t *testing.T, code, message string) string {
 
 // TestTestMessagesNeverEchoTheRemote: what the test call says for each way
 // a source fails is a fixed sentence; the server's own words (a user name
-// in a PostgreSQL FATAL, an HTTP body) never appear in it.
+// in a PostgreSQL FATAL, an HTTP body) never appear in it, nor, for a
+// PostgreSQL login failure, in the error a query reports as coverage.
 func TestTestMessagesNeverEchoTheRemote(t *testing.T) {
 	c := testConnector()
 	ctx := context.Background()
@@ -101,6 +102,11 @@ func TestTestMessagesNeverEchoTheRemote(t *testing.T) {
 			for _, s := range tc.secrets {
 				if strings.Contains(got, s) {
 					t.Errorf("message %q repeats the remote's %q", got, s)
+				}
+				// A login failure is also a query's coverage reason: the
+				// error itself must not carry the server's words either.
+				if tc.typ == TypePostgres && strings.Contains(err.Error(), s) {
+					t.Errorf("error %q repeats the server's %q", err, s)
 				}
 			}
 		})

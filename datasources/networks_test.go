@@ -56,8 +56,9 @@ func countingProm(t *testing.T) (*httptest.Server, *atomic.Int32) {
 
 // TestEachTenantReachesItsGrantInsideTheCeiling: under a loopback ceiling,
 // a tenant granted loopback creates a source there; a tenant granted
-// nothing, and one whose grant lies outside the ceiling (a ceiling lowered
-// after the grant), are refused at create with the field named.
+// nothing, one whose grant lies outside the ceiling, and the first tenant
+// under a ceiling lowered after its grant, are refused at create with the
+// field named.
 func TestEachTenantReachesItsGrantInsideTheCeiling(t *testing.T) {
 	srv, _ := countingProm(t)
 	store := grantsOn(t, map[string]string{"ten_a": "127.0.0.0/8", "ten_b": "", "ten_c": "10.0.0.0/8"})
@@ -76,6 +77,11 @@ func TestEachTenantReachesItsGrantInsideTheCeiling(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Field != "settings.targets[0]" {
 			t.Errorf("tenant %s creating a probe of localhost: %v, want a settings.targets[0] error", tenant, err)
 		}
+	}
+	// A ceiling lowered after the grant was made lowers what it reaches.
+	lowered := NewConnector(Options{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}, Grants: store})
+	if _, err := lowered.Prepare(ctx, Spec{TenantID: "ten_a", Name: "prom", Type: TypePrometheus, URL: srv.URL}); err == nil {
+		t.Error("a loopback grant reached past a ceiling without loopback")
 	}
 	// A public address stays reachable without any grant.
 	if _, err := c.Prepare(ctx, Spec{TenantID: "ten_b", Name: "prom", Type: TypePrometheus, URL: "http://93.184.215.14:9090"}); err != nil {
