@@ -97,6 +97,11 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, temporalAddr
 		a.Limiter, a.Marks = shared, shared
 	}
 	a.own = OwnServices(ctx, cfg, temporalAddr)
+	own := make([]string, len(a.own))
+	for i, e := range a.own {
+		own[i] = e.String()
+	}
+	log.Info("Causeway's own services, refused to every tenant's data sources and probes", slog.Any("endpoints", own))
 	a.Temporal, err = client.NewLazyClient(client.Options{
 		HostPort:  temporalAddr,
 		Namespace: cfg.TemporalNamespace,
