@@ -71,8 +71,8 @@ func TestTestMessagesNeverEchoTheRemote(t *testing.T) {
 	}
 	cases := []struct {
 		name, typ, url, want string
-		status           int
-		secrets          []string
+		status               int
+		secrets              []string
 	}{
 		{"PostgreSQL refusing the password", TypePostgres, pgAt("monitor", refusingPostgres(t, "28P01", `password authentication failed for user "monitor"`), "orders"),
 			"the server refused the credentials (PostgreSQL 28P01)", 0, []string{"monitor", "password authentication"}},
