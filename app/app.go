@@ -232,10 +232,6 @@ func (a *App) DataSourceConnector() *datasources.Connector {
 	return a.connector
 }
 
-// OwnServices are the endpoints of this process's own listeners and
-// dependencies that no tenant may reach.
-func (a *App) OwnServices() []egress.Endpoint { return a.own }
-
 // DashboardURL is where people open the dashboard.
 func (a *App) DashboardURL() string { return a.PublicURL() + ui.Prefix + "/" }
 
