@@ -1,8 +1,12 @@
 package api_test
 
 import (
+	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -72,13 +76,13 @@ func TestDataSourcesAPI(t *testing.T) {
 	}
 	var pg dataSourceBody
 	if st, _ := s.do(t, "POST", "/v1/datasources", tk.AccessToken, map[string]any{
-		"name": "orders db", "type": "postgres", "url": "postgres://monitor:pg-pass-5678@127.0.0.1:5432/orders?sslmode=disable",
-	}, &pg); st != 201 || pg.URL != "postgres://monitor:****@127.0.0.1:5432/orders?sslmode=disable" || pg.Auth == nil {
+		"name": "orders db", "type": "postgres", "url": "postgres://monitor:pg-pass-5678@127.0.0.1:6543/orders?sslmode=disable",
+	}, &pg); st != 201 || pg.URL != "postgres://monitor:****@127.0.0.1:6543/orders?sslmode=disable" || pg.Auth == nil {
 		t.Fatalf("postgres source: %d %+v", st, pg)
 	}
 	var probe dataSourceBody
 	if st, _ := s.do(t, "POST", "/v1/datasources", tk.AccessToken, map[string]any{
-		"name": "edge", "type": "probe", "settings": map[string]any{"targets": []string{"127.0.0.1:1"}},
+		"name": "edge", "type": "probe", "settings": map[string]any{"targets": []string{"127.0.0.1:2"}},
 	}, &probe); st != 201 || probe.Auth != nil {
 		t.Fatalf("probe source: %d %+v", st, probe)
 	}
@@ -183,5 +187,67 @@ func TestDataSourceAllowlistIsNotEgressAllowPrivate(t *testing.T) {
 	st, _ := s.do(t, "POST", "/v1/datasources", tk.AccessToken, map[string]any{"name": "p", "type": "prometheus", "url": "http://127.0.0.1:9090"}, &e)
 	if st != 400 || e.Error != "validation_error" || !strings.Contains(e.Message, "CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS") {
 		t.Fatalf("loopback with private egress on but no allowed networks: %d %+v", st, e)
+	}
+}
+
+// TestDataSourcesFollowTheTenantsGrant: with the dev switch off, only the
+// tenant granted loopback creates a source there; its test call says the
+// source refused the credential without the source's body, and says
+// "blocked" once the grant is withdrawn; Causeway's own database and
+// Temporal are refused to it although they sit inside its grant.
+func TestDataSourcesFollowTheTenantsGrant(t *testing.T) {
+	cfg := apiConfig(t)
+	cfg.DataSourceGrantAll = false
+	s := startAPI(t, cfg)
+	granted, other := s.signup(t, "granted@example.com"), s.signup(t, "other@example.com")
+	ctx := context.Background()
+	if err := s.app.Store.SetTenantNetworks(ctx, granted.TenantID, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}); err != nil {
+		t.Fatal(err)
+	}
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte("realm internal-sso.corp: token for svc-admin expired"))
+	}))
+	defer prom.Close()
+	var e errorBody
+	spec := map[string]any{"name": "prom", "type": "prometheus", "url": prom.URL}
+	if st, _ := s.do(t, "POST", "/v1/datasources", other.AccessToken, spec, &e); st != 400 || e.Error != "validation_error" ||
+		!strings.HasPrefix(e.Message, "url ") || !strings.Contains(e.Message, "this tenant's networks") {
+		t.Fatalf("a tenant without a grant: %d %+v", st, e)
+	}
+	var created dataSourceBody
+	if st, _ := s.do(t, "POST", "/v1/datasources", granted.AccessToken, spec, &created); st != 201 {
+		t.Fatalf("the granted tenant: %d", st)
+	}
+	var res struct {
+		OK      bool   `json:"ok"`
+		Message string `json:"message"`
+	}
+	if st, _ := s.do(t, "POST", "/v1/datasources/"+created.DataSourceID+"/test", granted.AccessToken, nil, &res); st != 200 || res.OK ||
+		res.Message != "HTTP 401 from the source: it refused the credential" {
+		t.Fatalf("test of a refusing source: %d %+v", st, res)
+	}
+	if err := s.app.Store.SetTenantNetworks(ctx, granted.TenantID, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := s.do(t, "POST", "/v1/datasources/"+created.DataSourceID+"/test", granted.AccessToken, nil, &res); st != 200 || res.OK ||
+		res.Message != "blocked: outside this tenant's networks (an operator grants them with `causeway tenant networks`)" {
+		t.Fatalf("test after the grant was withdrawn: %d %+v", st, res)
+	}
+
+	// Causeway's own database (the test server) and Temporal's frontend (the
+	// harness names 127.0.0.1:1) are refused inside the grant.
+	if err := s.app.Store.SetTenantNetworks(ctx, granted.TenantID, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := url.Parse(cfg.DatabaseURL)
+	for _, own := range []map[string]any{
+		{"name": "db", "type": "postgres", "url": "postgres://monitor:pw-1234@" + db.Host + "/orders"},
+		{"name": "edge", "type": "probe", "settings": map[string]any{"targets": []string{"127.0.0.1:1"}}},
+	} {
+		if st, _ := s.do(t, "POST", "/v1/datasources", granted.AccessToken, own, &e); st != 400 || e.Error != "validation_error" ||
+			!strings.Contains(e.Message, "one of Causeway's own services") {
+			t.Errorf("a source at Causeway's own %v: %d %+v", own["type"], st, e)
+		}
 	}
 }

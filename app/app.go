@@ -58,6 +58,9 @@ type App struct {
 
 	connectorOnce sync.Once
 	connector     *datasources.Connector
+	// own are Causeway's own listeners and dependencies, derived once from
+	// the configuration at start and refused to every tenant.
+	own []egress.Endpoint
 
 	slackParts slackParts
 }
@@ -93,6 +96,12 @@ func New(ctx context.Context, cfg *config.Config, log *slog.Logger, temporalAddr
 		shared := ratelimit.NewRedis(a.redis)
 		a.Limiter, a.Marks = shared, shared
 	}
+	a.own = OwnServices(ctx, cfg, temporalAddr)
+	own := make([]string, len(a.own))
+	for i, e := range a.own {
+		own[i] = e.String()
+	}
+	log.Info("Causeway's own services, refused to every tenant's data sources and probes", slog.Any("endpoints", own))
 	a.Temporal, err = client.NewLazyClient(client.Options{
 		HostPort:  temporalAddr,
 		Namespace: cfg.TemporalNamespace,
@@ -209,14 +218,16 @@ func (a *App) Router() http.Handler {
 	return api.NewRouter(d)
 }
 
-// DataSourceConnector reaches the tenants' data sources under the operator's
-// allowlist and limits; the API's test call and the worker's queries share
-// its policy. It never uses EGRESS_ALLOW_PRIVATE: data sources have their own
-// allowlist.
+// DataSourceConnector reaches the tenants' data sources, each tenant under
+// its grant inside the operator's ceiling, never at Causeway's own services;
+// the API's create and test calls, the worker's queries and a remediation's
+// verification share its policy. It never uses EGRESS_ALLOW_PRIVATE: data
+// sources have their own allowlist.
 func (a *App) DataSourceConnector() *datasources.Connector {
 	a.connectorOnce.Do(func() {
 		c := a.Config
 		a.connector = datasources.NewConnector(datasources.Options{AllowNetworks: c.DataSourceNetworks(),
+			Grants: a.Store, GrantAll: c.DataSourceGrantAll, Refuse: a.own,
 			QueryTimeout: c.DataSourceQueryTimeout, ResultCap: c.DataSourceResultCap})
 	})
 	return a.connector
@@ -257,7 +268,7 @@ func (a *App) Worker() sdkworker.Worker {
 	}
 	return worker.New(a.Temporal, a.Config.TemporalTaskQueue, acts, worker.Slices{
 		Remediation: &remediation.Activities{Kernel: a.Store, Store: remediation.NewStore(a.Store.DB()), Egress: out, SQLTargets: a.sqlTargets(),
-			VerifyAfter: a.Config.RemediationVerifyAfter, Rechecker: acts, Reinvestigate: a.reinvestigate},
+			Reach: a.DataSourceConnector(), VerifyAfter: a.Config.RemediationVerifyAfter, Rechecker: acts, Reinvestigate: a.reinvestigate},
 		Delivery: &delivery.Activities{Store: delivery.NewStore(a.Store.DB()), Sealer: a.sealer, Egress: out},
 		Slack:    a.slackActivities(),
 	})

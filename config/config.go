@@ -117,11 +117,15 @@ type Config struct {
 	// tenant who writes it.
 	SQLTargetTenants string `mapstructure:"sql_target_tenants"`
 
-	// DataSourceAllowedNetworks lists the private networks (CIDRs,
-	// comma-separated) the tenants' data sources may live on; public
-	// addresses are always reachable. `make run` allows loopback and the
-	// private ranges.
+	// DataSourceAllowedNetworks is the ceiling of the private networks
+	// (CIDRs, comma-separated) the tenants' data sources may live on: each
+	// tenant reaches only its grant inside it; public addresses are always
+	// reachable. `make run` allows loopback and the private ranges.
 	DataSourceAllowedNetworks string `mapstructure:"datasource_allowed_networks"`
+	// DataSourceGrantAll gives every tenant the whole ceiling instead of
+	// its own grant, for one tenant on a laptop (`make run`), where
+	// granting networks to the only tenant is ceremony.
+	DataSourceGrantAll bool `mapstructure:"datasource_grant_all"`
 	// DataSourceQueryTimeout bounds one data-source query, connection included.
 	DataSourceQueryTimeout time.Duration `mapstructure:"datasource_query_timeout"`
 	// DataSourceResultCap bounds, in bytes, what one query's answer keeps for

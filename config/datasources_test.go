@@ -32,6 +32,9 @@ func TestDataSourceSettings(t *testing.T) {
 		dev.DataSourceMaxQueries != 60 || dev.DataSourceLookback != 30*time.Minute {
 		t.Errorf("defaults: %+v", dev)
 	}
+	if !dev.DataSourceGrantAll {
+		t.Error("make run's tenants should be granted the whole ceiling")
+	}
 
 	t.Setenv("CAUSEWAY_AUTH_JWT_SECRET", strings.Repeat("k", 32))
 	t.Setenv("CAUSEWAY_SECRETS_KEY", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
@@ -41,6 +44,9 @@ func TestDataSourceSettings(t *testing.T) {
 	}
 	if len(prod.DataSourceNetworks()) != 0 {
 		t.Errorf("production must open no private network by default: %v", prod.DataSourceNetworks())
+	}
+	if prod.DataSourceGrantAll {
+		t.Error("production must grant tenants nothing by default")
 	}
 	if prod.Masked()["DATASOURCE_ALLOWED_NETWORKS"] != "" || prod.Masked()["DATASOURCE_PASS_BUDGET"] != "30s" {
 		t.Errorf("masked view: %v", prod.Masked())

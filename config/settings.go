@@ -123,7 +123,10 @@ var settings = []setting{
 
 	// Data sources. The pass budget must cover one query (Validate).
 	{key: "datasource_allowed_networks", def: "", dev: devDataSourceNetworks, check: networks,
-		doc: "networks (CIDRs, comma-separated) data sources may live on; public addresses are always reachable, anything else only inside these. Independent of `CAUSEWAY_EGRESS_ALLOW_PRIVATE`"},
+		doc: "the ceiling of the private networks (CIDRs, comma-separated) data sources may live on: a tenant reaches only what `causeway tenant networks` granted it inside these; public addresses are always reachable. Independent of `CAUSEWAY_EGRESS_ALLOW_PRIVATE`"},
+	// One tenant on a laptop: granting networks one by one is ceremony there.
+	{key: "datasource_grant_all", def: false, dev: true,
+		doc: "grant every tenant the whole of `CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS` instead of its own grant; for a single-tenant or development install only. Causeway's own services stay refused either way"},
 	{key: "datasource_query_timeout", def: "10s", check: durationBetween("1s", "2m"), doc: "one data-source query, connection included"},
 	{key: "datasource_result_cap", def: 4096, check: between(512, 1<<20), doc: "bytes of one query's answer kept for the agents and in workflow history, most telling series first"},
 	{key: "datasource_pass_budget", def: "30s", check: durationBetween("1s", "10m"), doc: "how long a pass waits for its data-source queries before the agents start with what answered; at least `CAUSEWAY_DATASOURCE_QUERY_TIMEOUT`"},

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/causeway/causeway/config"
@@ -65,6 +66,9 @@ type Config struct {
 	URL      string
 	Settings map[string]any
 	Auth     Auth
+	// TenantID is the source's owner, whose networks every connection to it
+	// is judged by.
+	TenantID string
 }
 
 // Query is one planned query: what runs, against which source, for which
@@ -125,6 +129,9 @@ var (
 	ErrBadQuery = errors.New("data source rejected the query")
 	// ErrBlocked: the destination is outside the allowed networks.
 	ErrBlocked = errors.New("data source address not allowed")
+	// ErrGrantsUnreadable: the tenant's networks could not be read (the
+	// database is away), so nothing was dialled. A retry may help.
+	ErrGrantsUnreadable = errors.New("the tenant's networks cannot be read")
 )
 
 // Permanent reports whether err is one no retry can fix.
@@ -134,10 +141,19 @@ func Permanent(err error) bool {
 
 // Options configures a Connector.
 type Options struct {
-	// AllowNetworks are the private networks data sources may live on
-	// (CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS); public addresses are always
-	// reachable.
+	// AllowNetworks is the ceiling of the private networks data sources may
+	// live on (CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS): a tenant reaches its
+	// grant inside it, never more. Public addresses are always reachable.
 	AllowNetworks []netip.Prefix
+	// Grants reads the networks granted to a tenant; nil grants nothing, so
+	// every tenant reaches public addresses only.
+	Grants Grants
+	// GrantAll gives every tenant the whole ceiling instead of its grant
+	// (CAUSEWAY_DATASOURCE_GRANT_ALL, `make run`).
+	GrantAll bool
+	// Refuse are Causeway's own listeners and dependencies, refused for every
+	// tenant whatever its grant.
+	Refuse []egress.Endpoint
 	// QueryTimeout bounds one query, connection included.
 	QueryTimeout time.Duration
 	// ResultCap bounds, in bytes, the rendered result of one query that is
@@ -145,6 +161,12 @@ type Options struct {
 	ResultCap int
 	// MaxSeries bounds the series (or rows) one query turns into readings.
 	MaxSeries int
+}
+
+// Grants is where a Connector reads the private networks the operator
+// granted a tenant (models.Store).
+type Grants interface {
+	TenantNetworks(ctx context.Context, tenantID string) ([]netip.Prefix, error)
 }
 
 // Bounds of Options that are not settings.
@@ -155,13 +177,17 @@ const (
 	maxResponseBytes = 8 << 20
 )
 
-// Connector builds clients for stored data sources, all sharing one guarded
-// HTTP client and dialer, so every connection obeys the allowlist.
+// Connector builds clients for stored data sources. Every connection goes
+// through a guarded client or dialer built for the querying tenant's
+// networks, so what one tenant was granted is never what another reaches.
 type Connector struct {
-	opts   Options
-	egress egress.Options
-	http   *http.Client
-	dialer *net.Dialer
+	opts Options
+
+	mu sync.Mutex
+	// reaches holds one reach per set of effective networks: tenants with
+	// the same set share pooled connections, since the dial-time check would
+	// have judged them alike; tenants with different sets never do.
+	reaches map[string]*reach
 }
 
 // NewConnector returns a Connector with o's policy and limits.
@@ -175,15 +201,76 @@ func NewConnector(o Options) *Connector {
 	if o.MaxSeries <= 0 {
 		o.MaxSeries = DefaultMaxSeries
 	}
-	eo := egress.Options{AllowNetworks: o.AllowNetworks, Timeout: o.QueryTimeout,
-		ResponseHeaderTimeout: o.QueryTimeout, MaxResponseBytes: maxResponseBytes, MaxRedirects: -1}
-	return &Connector{opts: o, egress: eo, http: egress.NewClient(eo), dialer: egress.NewDialer(eo)}
+	return &Connector{opts: o, reaches: map[string]*reach{}}
+}
+
+// reach is the way out of one set of effective networks: the guarded HTTP
+// client and dialer every source client of a tenant with that set uses, at
+// create, test and query time alike.
+type reach struct {
+	opts   Options
+	nets   []netip.Prefix
+	egress egress.Options
+	http   *http.Client
+	dialer *net.Dialer
+}
+
+// Networks is the private networks tenantID's sources may reach now: its
+// grant inside the ceiling (the whole ceiling under GrantAll). It is read at
+// every use, so a grant withdrawn or a ceiling lowered holds from the next
+// query on.
+func (c *Connector) Networks(ctx context.Context, tenantID string) ([]netip.Prefix, error) {
+	if c.opts.GrantAll {
+		return c.opts.AllowNetworks, nil
+	}
+	if c.opts.Grants == nil || tenantID == "" {
+		return nil, nil
+	}
+	grant, err := c.opts.Grants.TenantNetworks(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrGrantsUnreadable, err)
+	}
+	return egress.Intersect(grant, c.opts.AllowNetworks), nil
+}
+
+// reachFor is tenantID's reach.
+func (c *Connector) reachFor(ctx context.Context, tenantID string) (*reach, error) {
+	nets, err := c.Networks(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	key := egress.NetworksKey(nets)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r, ok := c.reaches[key]; ok {
+		return r, nil
+	}
+	eo := egress.Options{AllowNetworks: nets, Refuse: c.opts.Refuse, Timeout: c.opts.QueryTimeout,
+		ResponseHeaderTimeout: c.opts.QueryTimeout, MaxResponseBytes: maxResponseBytes, MaxRedirects: -1}
+	r := &reach{opts: c.opts, nets: nets, egress: eo, http: egress.NewClient(eo), dialer: egress.NewDialer(eo)}
+	c.reaches[key] = r
+	return r, nil
+}
+
+// HTTPClient is a guarded client under tenantID's networks for a caller
+// outside the data sources that probes a tenant's system (a remediation's
+// verification): redirects are followed, each re-checked, and timeout bounds
+// one request. It is built per call, so its connections are never pooled
+// with another tenant's; the caller closes its idle connections.
+func (c *Connector) HTTPClient(ctx context.Context, tenantID string, timeout time.Duration) (*http.Client, error) {
+	r, err := c.reachFor(ctx, tenantID)
+	if err != nil {
+		return nil, err
+	}
+	eo := r.egress
+	eo.Timeout, eo.ResponseHeaderTimeout, eo.MaxRedirects, eo.MaxResponseBytes = timeout, timeout, 0, 0
+	return egress.NewClient(eo), nil
 }
 
 // clientWithRoots is the guarded client verifying servers against roots
 // instead of the system's, for a source with its own CA.
-func (c *Connector) clientWithRoots(roots *x509.CertPool) *http.Client {
-	eo := c.egress
+func (r *reach) clientWithRoots(roots *x509.CertPool) *http.Client {
+	eo := r.egress
 	eo.RootCAs = roots
 	return egress.NewClient(eo)
 }
@@ -191,19 +278,24 @@ func (c *Connector) clientWithRoots(roots *x509.CertPool) *http.Client {
 // Options returns the connector's policy and limits.
 func (c *Connector) Options() Options { return c.opts }
 
-// Open builds the client of cfg's type.
-func (c *Connector) Open(cfg Config) (Client, error) {
+// Open builds the client of cfg's type, reaching out under the networks of
+// cfg's tenant.
+func (c *Connector) Open(ctx context.Context, cfg Config) (Client, error) {
 	k, ok := kinds[cfg.Type]
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown data source type %q", ErrBadQuery, cfg.Type)
 	}
-	return k.open(c, cfg)
+	r, err := c.reachFor(ctx, cfg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	return k.open(r, cfg)
 }
 
 // Run opens cfg's client and runs q within the query timeout; the result's
 // readings are ordered most telling first and cut to the result cap.
 func (c *Connector) Run(ctx context.Context, cfg Config, q Query) (Result, error) {
-	cl, err := c.Open(cfg)
+	cl, err := c.Open(ctx, cfg)
 	if err != nil {
 		return Result{}, err
 	}
@@ -233,7 +325,7 @@ func capText(text string, limit int) string {
 
 // Test opens cfg's client and makes one round trip within the query timeout.
 func (c *Connector) Test(ctx context.Context, cfg Config) (string, error) {
-	cl, err := c.Open(cfg)
+	cl, err := c.Open(ctx, cfg)
 	if err != nil {
 		return "", err
 	}
@@ -254,8 +346,8 @@ func capReadings(rs []analyzer.Reading, limit int) []analyzer.Reading {
 	return rs
 }
 
-// allowed reports whether addr may be connected to under the connector's
-// allowlist.
-func (c *Connector) allowed(addr netip.Addr) bool {
-	return egress.Allowed(addr, c.opts.AllowNetworks)
+// allowed reports whether addr may be connected to under the reach's
+// networks.
+func (r *reach) allowed(addr netip.Addr) bool {
+	return egress.Allowed(addr, r.nets)
 }

@@ -41,7 +41,7 @@ func init() {
 	register(kind{
 		name:        TypeElasticsearch,
 		urlRequired: true,
-		prepare: func(c *Connector, s *Spec) error {
+		prepare: func(c *reach, s *Spec) error {
 			if err := c.checkHTTPURL(context.Background(), s.URL); err != nil {
 				return err
 			}
@@ -66,7 +66,7 @@ func init() {
 			return nil
 		},
 		plan: planElasticsearch,
-		open: func(c *Connector, cfg Config) (Client, error) {
+		open: func(c *reach, cfg Config) (Client, error) {
 			return &elasticsearch{api: apiCall{client: c.http, auth: cfg.Auth, explain: explainES}, base: strings.TrimRight(cfg.URL, "/"), settings: cfg.Settings}, nil
 		},
 	})

@@ -41,7 +41,7 @@ func init() {
 	register(kind{
 		name:        TypeKubernetes,
 		urlRequired: true,
-		prepare: func(c *Connector, s *Spec) error {
+		prepare: func(c *reach, s *Spec) error {
 			if err := c.checkHTTPURL(context.Background(), s.URL); err != nil {
 				return err
 			}
@@ -75,7 +75,7 @@ func init() {
 			return nil
 		},
 		plan: planKubernetes,
-		open: func(c *Connector, cfg Config) (Client, error) {
+		open: func(c *reach, cfg Config) (Client, error) {
 			hc := c.http
 			if pem, _ := cfg.Settings["caBundle"].(string); pem != "" {
 				roots := x509.NewCertPool()

@@ -45,7 +45,7 @@ func init() {
 		urlRequired: true,
 		prepare:     prepareLabelled("Loki"),
 		plan:        planLoki,
-		open: func(c *Connector, cfg Config) (Client, error) {
+		open: func(c *reach, cfg Config) (Client, error) {
 			return &loki{api: apiCall{client: c.http, auth: cfg.Auth, explain: explainText}, base: strings.TrimRight(cfg.URL, "/")}, nil
 		},
 	})

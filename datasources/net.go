@@ -16,7 +16,7 @@ import (
 // recognizable as permanent.
 func describeNetError(err error) error {
 	if egress.IsBlocked(err) {
-		return fmt.Errorf("%w: %v", ErrBlocked, err)
+		return fmt.Errorf("%w: %w", ErrBlocked, err)
 	}
 	switch dialFailure(err) {
 	case "refused":

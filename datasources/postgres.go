@@ -26,7 +26,7 @@ func init() {
 		urlRequired: true,
 		prepare:     preparePostgres,
 		plan:        planPostgres,
-		open: func(c *Connector, cfg Config) (Client, error) {
+		open: func(c *reach, cfg Config) (Client, error) {
 			return &postgres{c: c, cfg: cfg}, nil
 		},
 	})
@@ -37,7 +37,7 @@ func init() {
 // connect somewhere the address check never saw.
 var sslModes = map[string]bool{"disable": true, "allow": true, "prefer": true, "require": true, "verify-ca": true, "verify-full": true}
 
-func preparePostgres(c *Connector, s *Spec) error {
+func preparePostgres(c *reach, s *Spec) error {
 	u, err := url.Parse(s.URL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Hostname() == "" {
 		return fieldErr("url", "must be a postgres://user:password@host:port/database URL")
@@ -76,7 +76,11 @@ func preparePostgres(c *Connector, s *Spec) error {
 		}
 		s.Auth = &Auth{Username: u.User.Username(), Password: pw}
 	}
-	if err := c.checkHost(context.Background(), "url", u.Hostname()); err != nil {
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	if err := c.checkHost(context.Background(), "url", u.Hostname(), port); err != nil {
 		return err
 	}
 	s.URL = u.String()
@@ -142,7 +146,7 @@ FROM pg_stat_statements WHERE calls > 0 ORDER BY mean_exec_time DESC LIMIT 20`
 
 // postgres queries PostgreSQL's statistics views over a read-only session.
 type postgres struct {
-	c   *Connector
+	c   *reach
 	cfg Config
 }
 
@@ -182,26 +186,57 @@ func (p *postgres) connect(ctx context.Context) (*pgx.Conn, error) {
 
 // pgError classifies a PostgreSQL failure: refused credentials and missing
 // privileges are ErrDenied, a bad statement ErrBadQuery, the rest retryable.
+// A login failure is said in Causeway's words with its SQLSTATE: the
+// server's own text names users, databases and client addresses, and is
+// not repeated to the tenant.
 func pgError(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
+		r := &pgRefusal{code: pe.Code, text: pe.Message}
 		switch {
 		case pe.Code == "28P01" || pe.Code == "28000" || pe.Code == "42501" || pe.Code == "3D000":
-			return fmt.Errorf("%w: %s (SQLSTATE %s)", ErrDenied, pe.Message, pe.Code)
+			r.class, r.text = ErrDenied, ""
 		case strings.HasPrefix(pe.Code, "42"):
-			return fmt.Errorf("%w: %s (SQLSTATE %s)", ErrBadQuery, pe.Message, pe.Code)
+			r.class = ErrBadQuery
 		}
-		return fmt.Errorf("%s (SQLSTATE %s)", pe.Message, pe.Code)
-	}
-	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) {
-		var inner *pgconn.PgError
-		if errors.As(ce, &inner) {
-			return pgError(inner)
-		}
+		return r
 	}
 	return describeNetError(err)
 }
+
+// pgRefusal is an error PostgreSQL answered, by its SQLSTATE. text is the
+// server's message where it explains one of our statements, and empty where
+// the code says all (sqlStates).
+type pgRefusal struct {
+	class error
+	code  string
+	text  string
+}
+
+// sqlStates says, in a fixed sentence, what the SQLSTATEs a connection or a
+// test meets mean to the operator.
+var sqlStates = map[string]string{
+	"28P01": "the server refused the credentials",
+	"28000": "the server does not let this user connect (no such role, or pg_hba.conf refuses it)",
+	"3D000": "the database does not exist",
+	"42501": "the user lacks a privilege the queries need",
+	"53300": "the server has no connection slot free",
+	"57P03": "the server is not accepting connections now",
+}
+
+func (e *pgRefusal) Error() string {
+	what := e.text
+	if what == "" {
+		what = firstNonEmpty(sqlStates[e.code], "the server answered with an error")
+	}
+	s := fmt.Sprintf("%s (PostgreSQL %s)", what, e.code)
+	if e.class != nil {
+		s = e.class.Error() + ": " + s
+	}
+	return s
+}
+
+func (e *pgRefusal) Unwrap() error { return e.class }
 
 // Test connects and reads the server's version and connection limit.
 func (p *postgres) Test(ctx context.Context) (string, error) {

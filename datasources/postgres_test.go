@@ -193,7 +193,11 @@ func TestPostgresFindsARoleAtItsConnectionLimit(t *testing.T) {
 func TestPostgresSessionIsReadOnlyAndMasksThePassword(t *testing.T) {
 	c := testConnector()
 	cfg, base := pgConfig(t, c)
-	p := &postgres{c: c, cfg: cfg}
+	r, err := c.reachFor(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &postgres{c: r, cfg: cfg}
 	conn, err := p.connect(context.Background())
 	if err != nil {
 		t.Fatal(err)

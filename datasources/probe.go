@@ -30,7 +30,7 @@ func init() {
 		name:    TypeProbe,
 		prepare: prepareProbe,
 		plan:    planProbe,
-		open: func(c *Connector, cfg Config) (Client, error) {
+		open: func(c *reach, cfg Config) (Client, error) {
 			return &prober{c: c, cfg: cfg}, nil
 		},
 	})
@@ -105,7 +105,7 @@ func ParseTarget(s string) (Target, error) {
 	return t, nil
 }
 
-func prepareProbe(c *Connector, s *Spec) error {
+func prepareProbe(c *reach, s *Spec) error {
 	if s.Auth != nil {
 		return fieldErr("auth", "a probe source takes no credential")
 	}
@@ -141,7 +141,7 @@ func prepareProbe(c *Connector, s *Spec) error {
 		if err != nil {
 			return fieldErr(field, "%v", err)
 		}
-		if err := c.checkHost(context.Background(), field, t.Host); err != nil {
+		if err := c.checkHost(context.Background(), field, t.Host, t.Port); err != nil {
 			return err
 		}
 	}
@@ -215,7 +215,7 @@ func planProbe(s Source, sc Scope, roles []string) ([]Query, []string) {
 // handshake and the certificate it presents. Connections go through the
 // guarded dialer, so only allowed addresses are ever contacted.
 type prober struct {
-	c   *Connector
+	c   *reach
 	cfg Config
 }
 
@@ -225,7 +225,7 @@ func (p *prober) Test(ctx context.Context) (string, error) {
 	if len(targets) == 0 {
 		return "no targets configured; endpoints named in alerts will be probed", nil
 	}
-	var failed []string
+	failed := &probeFailures{total: len(targets)}
 	for _, t := range targets {
 		var err error
 		if t.Port == "" {
@@ -238,13 +238,43 @@ func (p *prober) Test(ctx context.Context) (string, error) {
 			}
 		}
 		if err != nil {
-			failed = append(failed, t.Address()+": "+describeNetError(err).Error())
+			failed.failed = append(failed.failed, probeFailure{target: t.Address(), err: describeNetError(err)})
 		}
 	}
-	if len(failed) > 0 {
-		return "", fmt.Errorf("%d of %d targets failed: %s", len(failed), len(targets), strings.Join(failed, "; "))
+	if len(failed.failed) > 0 {
+		return "", failed
 	}
 	return fmt.Sprintf("%d targets reachable", len(targets)), nil
+}
+
+// probeFailure is one target of a probe source's test that did not answer.
+type probeFailure struct {
+	target string
+	err    error
+}
+
+// probeFailures is a failed test of a probe source: every failing target
+// with why, each said as Describe says it, out of total.
+type probeFailures struct {
+	total  int
+	failed []probeFailure
+}
+
+func (f *probeFailures) Error() string {
+	parts := make([]string, len(f.failed))
+	for i, p := range f.failed {
+		parts[i] = p.target + ": " + Describe(p.err)
+	}
+	return fmt.Sprintf("%d of %d targets failed: %s", len(f.failed), f.total, strings.Join(parts, "; "))
+}
+
+// Unwrap lets a refusal by the policy be recognized behind a failed test.
+func (f *probeFailures) Unwrap() []error {
+	out := make([]error, len(f.failed))
+	for i, p := range f.failed {
+		out[i] = p.err
+	}
+	return out
 }
 
 // Run performs one probe and reports what it saw as readings; a failing

@@ -23,8 +23,8 @@ import (
 // prepareLabelled checks a source whose only setting is the label that
 // names a service, as Prometheus and Loki both select series by label; system
 // names the label dialect in the error.
-func prepareLabelled(system string) func(c *Connector, s *Spec) error {
-	return func(c *Connector, s *Spec) error {
+func prepareLabelled(system string) func(c *reach, s *Spec) error {
+	return func(c *reach, s *Spec) error {
 		if err := c.checkHTTPURL(context.Background(), s.URL); err != nil {
 			return err
 		}
@@ -48,7 +48,7 @@ func init() {
 		urlRequired: true,
 		prepare:     prepareLabelled("Prometheus"),
 		plan:        planPrometheus,
-		open: func(c *Connector, cfg Config) (Client, error) {
+		open: func(c *reach, cfg Config) (Client, error) {
 			return &prometheus{http: c.http, base: strings.TrimRight(cfg.URL, "/"), auth: cfg.Auth, maxSeries: c.opts.MaxSeries}, nil
 		},
 	})
@@ -191,13 +191,13 @@ func (p *prometheus) call(ctx context.Context, method, path string, form url.Val
 	jerr := json.Unmarshal(raw, &env)
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return fmt.Errorf("%w: HTTP %d", ErrDenied, resp.StatusCode)
+		return &refusal{class: ErrDenied, status: resp.StatusCode, why: http.StatusText(resp.StatusCode)}
 	case resp.StatusCode == http.StatusNotFound:
-		return fmt.Errorf("%w: HTTP 404 for %s", errNotFound, path)
+		return &refusal{class: errNotFound, status: resp.StatusCode, why: path}
 	case resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusUnprocessableEntity:
-		return fmt.Errorf("%w: %s", ErrBadQuery, firstNonEmpty(env.Error, http.StatusText(resp.StatusCode)))
+		return &refusal{class: ErrBadQuery, status: resp.StatusCode, why: firstNonEmpty(env.Error, http.StatusText(resp.StatusCode))}
 	case resp.StatusCode >= 300:
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, firstNonEmpty(env.Error, http.StatusText(resp.StatusCode)))
+		return &refusal{status: resp.StatusCode, why: firstNonEmpty(env.Error, http.StatusText(resp.StatusCode))}
 	case jerr != nil:
 		return fmt.Errorf("the answer is not Prometheus API JSON: %v", jerr)
 	case env.Status != "success":

@@ -24,7 +24,7 @@ func Seal(a Auth, sourceID string, s *auth.Sealer) (string, error) {
 
 // Unseal is the Config of a stored source with its credential opened.
 func Unseal(d *models.DataSource, s *auth.Sealer) (Config, error) {
-	cfg := Config{ID: d.ID, Name: d.Name, Type: d.Type, URL: d.URL, Settings: d.Settings}
+	cfg := Config{ID: d.ID, Name: d.Name, Type: d.Type, URL: d.URL, Settings: d.Settings, TenantID: d.TenantID}
 	if d.AuthEnc == "" {
 		return cfg, nil
 	}

@@ -10,9 +10,12 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/causeway/causeway/egress"
 )
 
 // Source types this version can query. More are added by registering a kind.
@@ -31,10 +34,10 @@ type kind struct {
 	urlRequired bool
 	// prepare checks the URL, auth and settings of a new source and may
 	// rewrite them (a password in a URL moves into the auth).
-	prepare func(c *Connector, s *Spec) error
+	prepare func(c *reach, s *Spec) error
 	// plan lists the source's queries for a pass; notes say what it left out.
 	plan func(s Source, sc Scope, roles []string) ([]Query, []string)
-	open func(c *Connector, cfg Config) (Client, error)
+	open func(c *reach, cfg Config) (Client, error)
 }
 
 var kinds = map[string]kind{}
@@ -53,6 +56,9 @@ func Types() []string {
 
 // Spec is a data source as a tenant describes it, before it is stored.
 type Spec struct {
+	// TenantID is the tenant creating the source, from its verified
+	// credential: its networks are what the source's address is judged by.
+	TenantID string
 	Name     string
 	Type     string
 	URL      string
@@ -83,9 +89,9 @@ const (
 
 // Prepare checks a new source and returns what to store: the URL as shown
 // (a password masked), the settings, and the credential to seal. The URL's
-// host must be public or inside the allowed networks; a host name is resolved
-// to check that, and one that does not resolve now is left to the dial-time
-// check.
+// host must be public or inside the tenant's networks, and not one of
+// Causeway's own services; a host name is resolved to check that, and one
+// that does not resolve now is left to the dial-time check.
 func (c *Connector) Prepare(ctx context.Context, s Spec) (Config, error) {
 	s.Name = strings.TrimSpace(s.Name)
 	s.Type = strings.TrimSpace(s.Type)
@@ -114,10 +120,14 @@ func (c *Connector) Prepare(ctx context.Context, s Spec) (Config, error) {
 	if s.Settings == nil {
 		s.Settings = map[string]any{}
 	}
-	if err := k.prepare(c, &s); err != nil {
+	r, err := c.reachFor(ctx, s.TenantID)
+	if err != nil {
 		return Config{}, err
 	}
-	cfg := Config{Name: s.Name, Type: s.Type, URL: s.URL, Settings: s.Settings}
+	if err := k.prepare(r, &s); err != nil {
+		return Config{}, err
+	}
+	cfg := Config{Name: s.Name, Type: s.Type, URL: s.URL, Settings: s.Settings, TenantID: s.TenantID}
 	if s.Auth != nil {
 		cfg.Auth = *s.Auth
 	}
@@ -179,7 +189,7 @@ func validHeaderName(k string) bool {
 }
 
 // checkHTTPURL validates the URL of an HTTP API source.
-func (c *Connector) checkHTTPURL(ctx context.Context, raw string) error {
+func (c *reach) checkHTTPURL(ctx context.Context, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
 		return fieldErr("url", "must be an absolute http or https URL")
@@ -190,18 +200,20 @@ func (c *Connector) checkHTTPURL(ctx context.Context, raw string) error {
 	if u.RawQuery != "" || u.Fragment != "" {
 		return fieldErr("url", "must not carry a query or fragment")
 	}
-	return c.checkHost(ctx, "url", u.Hostname())
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return c.checkHost(ctx, "url", u.Hostname(), port)
 }
 
 // checkHost refuses a host that is, or resolves to, an address outside the
-// allowed networks. A name that does not resolve now is accepted: the
+// tenant's networks, or, with port (empty when nothing will connect), one of
+// Causeway's own services. A name that does not resolve now is accepted: the
 // dial-time check judges whatever it resolves to later.
-func (c *Connector) checkHost(ctx context.Context, field, host string) error {
+func (c *reach) checkHost(ctx context.Context, field, host, port string) error {
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if !c.allowed(ip) {
-			return fieldErr(field, "points at %s, which is neither public nor inside CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS", ip)
-		}
-		return nil
+		return c.checkAddr(field, host, ip, port)
 	}
 	if numericLooking(host) {
 		return fieldErr(field, "names %q, which is not a valid host name", host)
@@ -213,9 +225,24 @@ func (c *Connector) checkHost(ctx context.Context, field, host string) error {
 		return nil
 	}
 	for _, a := range addrs {
-		if !c.allowed(a) {
-			return fieldErr(field, "names %s, which resolves to %s, neither public nor inside CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS", host, a)
+		if err := c.checkAddr(field, host, a, port); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// checkAddr is checkHost for one address host resolved to.
+func (c *reach) checkAddr(field, host string, ip netip.Addr, port string) error {
+	name := ip.String()
+	if host != name {
+		name = host + " (resolving to " + name + ")"
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err == nil && egress.Refused(netip.AddrPortFrom(ip, uint16(n)), c.opts.Refuse) {
+		return fieldErr(field, "points at %s port %s, one of Causeway's own services, which no data source may reach", name, port)
+	}
+	if !c.allowed(ip) {
+		return fieldErr(field, "points at %s, which is neither public nor inside this tenant's networks (granted by the operator with `causeway tenant networks`, within CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS)", name)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -302,7 +303,10 @@ func TestInvestigationFindsLockWaitsOnPostgreSQL(t *testing.T) {
 
 	// trust authentication ignores the password, so it can stand for a real
 	// one that must never be seen again.
+	// Causeway's own database is refused to every tenant, so the tenant's
+	// "orders db" is the same server at another address.
 	u, _ := url.Parse(base)
+	u.Host = tcpForward(t, u.Host)
 	u.User = url.UserPassword(u.User.Username(), "pg-secret-"+auth.RandomToken(6))
 	u.RawQuery = "sslmode=disable"
 	token, tenantID, key := e.tenantWithKey(t, "orders")
@@ -555,4 +559,34 @@ func TestLLMAgentsReadTheGatheredFacts(t *testing.T) {
 		}
 	}
 	t.Fatalf("the model's citation of a reading is not evidence naming its query: %+v", res.Evidence)
+}
+
+// tcpForward listens on a loopback port of its own and relays every
+// connection to to, until t ends; it returns the address it listens on.
+func tcpForward(t *testing.T, to string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			in, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer in.Close()
+				out, err := net.Dial("tcp", to)
+				if err != nil {
+					return
+				}
+				defer out.Close()
+				go func() { _, _ = io.Copy(out, in); out.Close() }()
+				_, _ = io.Copy(in, out)
+			}()
+		}
+	}()
+	return l.Addr().String()
 }

@@ -92,7 +92,7 @@ func testConfig(t testing.TB) *config.Config {
 	c.QuotaEventsPerMonth, c.QuotaInvestigationsPerMonth = 10000, 1000
 	// Tests that exercise the limits set them; the rest must not trip them.
 	c.RateLimitPerMinute, c.AuthRateLimitPerMinute = 0, 0
-	c.DataSourceAllowedNetworks = "127.0.0.0/8,::1/128"
+	c.DataSourceAllowedNetworks, c.DataSourceGrantAll = "127.0.0.0/8,::1/128", true
 	return &c
 }
 

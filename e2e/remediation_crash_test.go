@@ -56,7 +56,7 @@ func workerProcess(t testing.TB, bin string, e *env, logName string, extraEnv ..
 		"CAUSEWAY_TEMPORAL_TASK_QUEUE="+c.TemporalTaskQueue, "CAUSEWAY_DATABASE_URL="+c.DatabaseURL,
 		"CAUSEWAY_DATA_DIR="+c.DataDir, "CAUSEWAY_AUTH_JWT_SECRET="+c.AuthJWTSecret, "CAUSEWAY_SECRETS_KEY="+c.SecretsKey,
 		"CAUSEWAY_EGRESS_ALLOW_PRIVATE=true", "CAUSEWAY_LOG_LEVEL=warn", "CAUSEWAY_HTTP_ADDR=127.0.0.1:0",
-		"CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS="+c.DataSourceAllowedNetworks)
+		"CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS="+c.DataSourceAllowedNetworks, "CAUSEWAY_DATASOURCE_GRANT_ALL="+strconv.FormatBool(c.DataSourceGrantAll))
 	cmd.Env = append(cmd.Env, extraEnv...)
 	logf, err := os.Create(filepath.Join(t.TempDir(), logName))
 	if err != nil {

@@ -82,6 +82,10 @@ type Options struct {
 	// (CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS), which usually live on private
 	// networks. Public addresses stay reachable either way.
 	AllowNetworks []netip.Prefix
+	// Refuse lists destinations refused whatever else allows them, private
+	// egress and AllowAddrs included: Causeway's own listeners and
+	// dependencies, which no tenant may reach.
+	Refuse []Endpoint
 	// RootCAs, when set, replaces the system roots for verifying servers: a
 	// cluster's API server presents a certificate of the cluster's own CA.
 	RootCAs *x509.CertPool
@@ -164,6 +168,7 @@ func NewDialer(o Options) *net.Dialer {
 		allowPrivate:  o.AllowPrivate,
 		allowAddrs:    make(map[netip.AddrPort]struct{}, len(o.AllowAddrs)),
 		allowNetworks: o.AllowNetworks,
+		refuse:        o.Refuse,
 		hook:          o.dialHook,
 	}
 	for _, ap := range o.AllowAddrs {
@@ -182,6 +187,7 @@ type guard struct {
 	allowPrivate  bool
 	allowAddrs    map[netip.AddrPort]struct{}
 	allowNetworks []netip.Prefix
+	refuse        []Endpoint
 	hook          func(netip.AddrPort) error
 }
 
@@ -193,6 +199,9 @@ func (g *guard) control(_ context.Context, _, address string, _ syscall.RawConn)
 		return blockedf("unparseable dial address %q", address)
 	}
 	ap = normalize(ap)
+	if Refused(ap, g.refuse) {
+		return ownServicef(ap)
+	}
 	if _, ok := g.allowAddrs[ap]; !ok && !g.allowPrivate && !Allowed(ap.Addr(), g.allowNetworks) {
 		return blockedf("address %s is neither public nor in an allowed network", ap.Addr())
 	}

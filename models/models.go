@@ -109,7 +109,13 @@ type Tenant struct {
 	Plan                string `gorm:"size:16;not null;default:free"`
 	QuotaEvents         int    `gorm:"not null"` // per calendar month, 0 = unlimited
 	QuotaInvestigations int    `gorm:"not null"` // per calendar month, 0 = unlimited
-	CreatedAt           time.Time
+	// DataSourceNetworks are the private networks (CIDRs, comma-separated)
+	// the operator granted the tenant's data sources (`causeway tenant
+	// networks`); what they reach is this inside
+	// CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS. Empty grants none: a tenant
+	// reaches public addresses only until an operator says otherwise.
+	DataSourceNetworks string `gorm:"size:2000;not null;default:''"`
+	CreatedAt          time.Time
 }
 
 // User is a person who signs in to a tenant with one role.

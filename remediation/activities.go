@@ -34,12 +34,23 @@ type Activities struct {
 	// VerifyAfter is how long after its steps a completed remediation is
 	// verified; zero means DefaultVerifyAfter.
 	VerifyAfter time.Duration
+	// Reach is how a verification step probes the tenant's system: under
+	// the networks granted to the tenant's data sources, never at
+	// Causeway's own services (datasources.Connector). Nil probes through
+	// Egress.
+	Reach TenantReach
 	// Rechecker runs the queries that evidenced the cause again; nil
 	// verifies on the alert's state alone.
 	Rechecker Rechecker
 	// Reinvestigate starts the next pass when the fix did not hold; nil
 	// starts none.
 	Reinvestigate Reinvestigator
+}
+
+// TenantReach builds the HTTP client one probe of a tenant's system goes
+// through; the caller closes its idle connections when done.
+type TenantReach interface {
+	HTTPClient(ctx context.Context, tenantID string, timeout time.Duration) (*http.Client, error)
 }
 
 // Registered names of the remediation activities.

@@ -121,6 +121,9 @@ type stepRequest struct {
 	body    []byte
 	key     string
 	call    *stepCall
+	// client, when set, replaces the egress client: a verification probe
+	// goes out under the tenant's data-source networks.
+	client *http.Client
 }
 
 // crossOriginHeaders are the headers a redirect to another origin keeps; every
@@ -133,9 +136,9 @@ var crossOriginHeaders = map[string]bool{
 // stepClient is the egress client with one more redirect rule: a redirect to
 // another scheme, host or port drops every header the runbook set. Where the
 // redirect may lead is still checked by the egress policy.
-func (a *Activities) stepClient() *http.Client {
-	c := *a.Egress
-	egressCheck := a.Egress.CheckRedirect
+func stepClient(base *http.Client) *http.Client {
+	c := *base
+	egressCheck := base.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if egressCheck != nil {
 			if err := egressCheck(req, via); err != nil {
@@ -165,7 +168,11 @@ func sameOrigin(a, b *url.URL) bool {
 // target (it failed before it was written) or the target refused it without
 // processing it (429, 503), so only an outcome nobody knows keeps it.
 func (a *Activities) callStep(ctx context.Context, r stepRequest) (int, time.Duration, error) {
-	if a.Egress == nil {
+	base := a.Egress
+	if r.client != nil {
+		base = r.client
+	}
+	if base == nil {
 		return 0, 0, temporal.NewNonRetryableApplicationError("no egress client configured", ErrTypeStepBadParams, nil)
 	}
 	ctx, cancel := context.WithTimeout(ctx, StepRequestTimeout)
@@ -201,7 +208,7 @@ func (a *Activities) callStep(ctx context.Context, r stepRequest) (int, time.Dur
 			r.call.notSent(context.WithoutCancel(ctx))
 		}
 	}
-	resp, err := a.stepClient().Do(req)
+	resp, err := stepClient(base).Do(req)
 	if err != nil {
 		if !wrote.Load() {
 			notSent()

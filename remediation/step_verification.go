@@ -61,13 +61,22 @@ func (s verificationStep) check(p map[string]any, rendered bool, _ checkEnv) err
 	return err
 }
 
-// run probes until the expected status arrives. The executor does its own
-// retries (they are part of the step's meaning); a refused destination ends it
-// at once, and running out of probes is final.
+// run probes until the expected status arrives, under the tenant's
+// data-source networks (Reach): a verification looks at the tenant's own
+// system, as its data sources do. The executor does its own retries (they
+// are part of the step's meaning); a refused destination ends it at once,
+// and running out of probes is final.
 func (s verificationStep) run(ctx context.Context, a *Activities, c stepCall) error {
 	vp, timeout, err := s.parse(c.Params, true)
 	if err != nil {
 		return badParams(err)
+	}
+	var client *http.Client
+	if a.Reach != nil {
+		if client, err = a.Reach.HTTPClient(ctx, c.TenantID, timeout); err != nil {
+			return err
+		}
+		defer client.CloseIdleConnections()
 	}
 	var last error
 	for probe := 0; probe <= vp.Retries; probe++ {
@@ -79,7 +88,7 @@ func (s verificationStep) run(ctx context.Context, a *Activities, c stepCall) er
 			}
 		}
 		pctx, cancel := context.WithTimeout(ctx, timeout)
-		status, _, err := a.callStep(pctx, stepRequest{method: http.MethodGet, url: vp.URL, key: c.Key})
+		status, _, err := a.callStep(pctx, stepRequest{method: http.MethodGet, url: vp.URL, key: c.Key, client: client})
 		cancel()
 		var app *temporal.ApplicationError
 		switch {

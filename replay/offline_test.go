@@ -29,7 +29,7 @@ func offlineAnswer(t testing.TB, s Scenario) analyzer.Result {
 	}
 	ks := clusterlab.ServeKube(api)
 	defer ks.Close()
-	conn := datasources.NewConnector(datasources.Options{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	conn := datasources.NewConnector(datasources.Options{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, GrantAll: true})
 	settings := map[string]any{"caBundle": ks.CABundle}
 	maps.Copy(settings, s.Kubernetes.Settings)
 	cfg, err := conn.Prepare(context.Background(), datasources.Spec{Name: "cluster", Type: datasources.TypeKubernetes, URL: ks.URL,

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/causeway/causeway/auth"
@@ -29,8 +27,8 @@ type DataSources struct {
 	now    func() time.Time
 }
 
-// NewDataSources wires the service; conn holds the allowlist and the limits
-// every call to a source obeys, the test call included.
+// NewDataSources wires the service; conn holds the networks policy and the
+// limits every call to a source obeys, the test call included.
 func NewDataSources(store *models.Store, sealer *auth.Sealer, conn *datasources.Connector) *DataSources {
 	return &DataSources{store: store, sealer: sealer, conn: conn, now: time.Now}
 }
@@ -55,7 +53,7 @@ type TestResult struct {
 // Create validates and stores a source. Bad input names its field and stores
 // nothing.
 func (s *DataSources) Create(ctx context.Context, p auth.Principal, in CreateDataSourceInput) (*models.DataSource, error) {
-	spec := datasources.Spec{Name: in.Name, Type: in.Type, URL: in.URL}
+	spec := datasources.Spec{TenantID: p.TenantID, Name: in.Name, Type: in.Type, URL: in.URL}
 	if raw := bytes.TrimSpace(in.Auth); len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		var a datasources.Auth
 		dec := json.NewDecoder(bytes.NewReader(raw))
@@ -74,6 +72,9 @@ func (s *DataSources) Create(ctx context.Context, p auth.Principal, in CreateDat
 	var fe *datasources.FieldError
 	if errors.As(err, &fe) {
 		return nil, errcode.Invalid("%s %s", fe.Field, fe.Message)
+	}
+	if errors.Is(err, datasources.ErrGrantsUnreadable) {
+		return nil, errcode.Down("the database", err)
 	}
 	if err != nil {
 		return nil, err
@@ -117,8 +118,9 @@ func (s *DataSources) Delete(ctx context.Context, p auth.Principal, id string) e
 	return nil
 }
 
-// Test makes one real round trip to the source. An unreachable or refusing
-// system is an answer (ok false, and why), never a failure of the request.
+// Test makes one real round trip to the source, under the tenant's networks.
+// An unreachable or refusing system is an answer (ok false, and why in one of
+// datasources.Describe's fixed sentences), never a failure of the request.
 func (s *DataSources) Test(ctx context.Context, p auth.Principal, id string) (TestResult, error) {
 	d, err := s.store.GetDataSource(ctx, p.TenantID, id)
 	if errors.Is(err, models.ErrNotFound) {
@@ -133,22 +135,12 @@ func (s *DataSources) Test(ctx context.Context, p auth.Principal, id string) (Te
 	}
 	start := s.now()
 	msg, err := s.conn.Test(ctx, cfg)
+	if errors.Is(err, datasources.ErrGrantsUnreadable) {
+		return TestResult{}, errcode.Down("the database", err)
+	}
 	res := TestResult{OK: err == nil, LatencyMs: s.now().Sub(start).Milliseconds(), Message: msg}
 	if err != nil {
-		res.Message = cfg.Auth.Scrub(describeSourceError(err))
+		res.Message = cfg.Auth.Scrub(datasources.Describe(err))
 	}
 	return res, nil
-}
-
-// describeSourceError says in a sentence why a source did not answer.
-func describeSourceError(err error) string {
-	switch {
-	case errors.Is(err, datasources.ErrBlocked):
-		return "the source's address is outside CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS: " + err.Error()
-	case errors.Is(err, datasources.ErrDenied):
-		return "the source refused access: " + err.Error()
-	case errors.Is(err, context.DeadlineExceeded):
-		return "the source did not answer in time"
-	}
-	return strings.TrimSpace(fmt.Sprint(err))
 }

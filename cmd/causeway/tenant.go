@@ -6,10 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/causeway/causeway/auth"
+	"github.com/causeway/causeway/config"
+	"github.com/causeway/causeway/egress"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/identity"
 	"github.com/causeway/causeway/models"
@@ -38,6 +41,8 @@ func tenantCommand(ctx context.Context, cfgPath string, args []string, out io.Wr
 		return tenantCreate(ctx, cfgPath, args[1:], out)
 	case "plan":
 		return tenantPlan(ctx, cfgPath, args[1:], out)
+	case "networks":
+		return tenantNetworks(ctx, cfgPath, args[1:], out)
 	default:
 		fmt.Fprint(out, tenantUsage)
 		return fmt.Errorf("tenant: unknown sub-command %q", args[0])
@@ -130,4 +135,87 @@ func tenantPlan(ctx context.Context, cfgPath string, args []string, out io.Write
 	fmt.Fprintf(out, "Tenant %s (%s) is on plan %s: %s events and %s investigations a month.\nWhat it used this month still counts; GET /v1/tenant shows it.\n",
 		t.ID, t.Name, t.Plan, limit(t.QuotaEvents), limit(t.QuotaInvestigations))
 	return nil
+}
+
+// tenantNetworks is `causeway tenant networks`: which private networks a
+// tenant's data sources may reach is the operator's to say, like the ceiling
+// it must fit under, so there is no tenant API for it. A grant reaching past
+// the ceiling is refused rather than cut, so the operator sees what was
+// meant not to be reachable.
+func tenantNetworks(ctx context.Context, cfgPath string, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("tenant networks", flag.ContinueOnError)
+	fs.SetOutput(out)
+	withdraw := fs.Bool("clear", false, "withdraw the tenant's grant")
+	var positional []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional, args = append(positional, fs.Arg(0)), fs.Args()[1:]
+	}
+	if len(positional) == 0 {
+		fmt.Fprint(out, tenantUsage)
+		return errors.New("tenant networks: want TENANT_ID [CIDR...] [--clear]")
+	}
+	tenantID, cidrs := positional[0], positional[1:]
+	if len(cidrs) == 1 && cidrs[0] == "none" {
+		cidrs, *withdraw = nil, true
+	}
+	if *withdraw && len(cidrs) > 0 {
+		return errors.New("tenant networks: give networks or --clear, not both")
+	}
+	cfg, store, err := migratedStore(ctx, cfgPath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	ceiling := cfg.DataSourceNetworks()
+	if *withdraw || len(cidrs) > 0 {
+		grant, err := config.ParseNetworks(strings.Join(cidrs, ","))
+		if err != nil {
+			return fmt.Errorf("tenant networks: %w", err)
+		}
+		for _, n := range grant {
+			if !egress.Within(n, ceiling) {
+				return fmt.Errorf("tenant networks: %s is not inside CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS (%s); widen the ceiling first", n, listOrNone(ceiling))
+			}
+		}
+		err = store.SetTenantNetworks(ctx, tenantID, grant)
+		if errors.Is(err, models.ErrNotFound) {
+			return fmt.Errorf("tenant networks: no tenant %q", tenantID)
+		}
+		if err != nil {
+			return err
+		}
+	} else if _, err := store.TenantByID(ctx, tenantID); errors.Is(err, models.ErrNotFound) {
+		return fmt.Errorf("tenant networks: no tenant %q", tenantID)
+	} else if err != nil {
+		return err
+	}
+	grant, err := store.TenantNetworks(ctx, tenantID)
+	if err != nil {
+		return err
+	}
+	reach := egress.Intersect(grant, ceiling)
+	fmt.Fprintf(out, "Tenant %s is granted: %s\nCeiling (CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS): %s\nIts data sources reach, besides public addresses: %s\n",
+		tenantID, listOrNone(grant), listOrNone(ceiling), listOrNone(reach))
+	if cfg.DataSourceGrantAll {
+		fmt.Fprintln(out, "CAUSEWAY_DATASOURCE_GRANT_ALL is on: every tenant reaches the whole ceiling, whatever its grant.")
+	}
+	return nil
+}
+
+// listOrNone prints networks as the settings write them.
+func listOrNone(networks []netip.Prefix) string {
+	if len(networks) == 0 {
+		return "none"
+	}
+	s := make([]string, len(networks))
+	for i, n := range networks {
+		s[i] = n.String()
+	}
+	return strings.Join(s, ",")
 }

@@ -241,3 +241,72 @@ func TestAdminCommandsUseMakeRunsKeys(t *testing.T) {
 		t.Errorf("migrate with no keys anywhere = %v, want an error naming CAUSEWAY_SECRETS_KEY", err)
 	}
 }
+
+// TestTenantNetworks grants a tenant networks with `causeway tenant
+// networks`: a grant inside the ceiling is stored and printed with what it
+// reaches, one reaching past the ceiling is refused and changes nothing,
+// and --clear and "none" withdraw it.
+func TestTenantNetworks(t *testing.T) {
+	for k, v := range map[string]string{
+		"CAUSEWAY_DATABASE_URL": testdb.URL(t), "CAUSEWAY_DATA_DIR": t.TempDir(), "CAUSEWAY_LOG_LEVEL": "warn",
+		"CAUSEWAY_AUTH_JWT_SECRET": strings.Repeat("s", 40), "CAUSEWAY_SECRETS_KEY": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
+		"CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS": "10.0.0.0/8,192.168.0.0/16",
+	} {
+		t.Setenv(k, v)
+	}
+	ctx := context.Background()
+	var out bytes.Buffer
+	if err := tenantCommand(ctx, "", []string{"create", "--name", "Net", "--owner-email", "net@example.com"}, &out); err != nil {
+		t.Fatalf("tenant create: %v\n%s", err, out.String())
+	}
+	id := regexp.MustCompile(`ten_[A-Za-z0-9]+`).FindString(out.String())
+	cfg, err := config.Load("", config.ModeProduction)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	stored := func() string {
+		var s string
+		if err := a.Store.DB().Table("tenants").Select("data_source_networks").Where("id = ?", id).Row().Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+
+	out.Reset()
+	if err := tenantCommand(ctx, "", []string{"networks", id, "10.20.0.0/16", "192.168.7.9"}, &out); err != nil {
+		t.Fatalf("grant: %v\n%s", err, out.String())
+	}
+	if got := stored(); got != "10.20.0.0/16,192.168.7.9/32" {
+		t.Fatalf("stored grant %q", got)
+	}
+	if !strings.Contains(out.String(), "Its data sources reach, besides public addresses: 10.20.0.0/16,192.168.7.9/32") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	for _, bad := range [][]string{{"networks", id, "10.20.0.0/16", "127.0.0.0/8"}, {"networks", id, "0.0.0.0/0"}, {"networks", id, "not-a-cidr"},
+		{"networks", "ten_nobody", "10.0.0.0/8"}, {"networks", id, "10.0.0.0/8", "--clear"}, {"networks"}} {
+		if err := tenantCommand(ctx, "", bad, io.Discard); err == nil {
+			t.Errorf("tenant %v accepted", bad)
+		}
+	}
+	if got := stored(); got != "10.20.0.0/16,192.168.7.9/32" {
+		t.Fatalf("a refused grant changed the stored one to %q", got)
+	}
+	out.Reset()
+	if err := tenantCommand(ctx, "", []string{"networks", id}, &out); err != nil || !strings.Contains(out.String(), "is granted: 10.20.0.0/16,192.168.7.9/32") {
+		t.Fatalf("printing the grant: %v\n%s", err, out.String())
+	}
+	for _, withdraw := range [][]string{{"networks", id, "--clear"}, {"networks", "--clear", id}, {"networks", id, "none"}} {
+		if err := tenantCommand(ctx, "", []string{"networks", id, "10.1.0.0/16"}, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+		if err := tenantCommand(ctx, "", withdraw, &out); err != nil || stored() != "" || !strings.Contains(out.String(), "is granted: none") {
+			t.Fatalf("%v: %v, stored %q\n%s", withdraw, err, stored(), out.String())
+		}
+	}
+}

@@ -31,7 +31,9 @@ func Config(t testing.TB) *config.Config {
 	c.QuotaEventsPerMonth, c.QuotaInvestigationsPerMonth = 100, 10
 	// Tests that exercise the limits set them; the rest must not trip them.
 	c.RateLimitPerMinute, c.AuthRateLimitPerMinute = 0, 0
-	c.DataSourceAllowedNetworks = "127.0.0.0/8"
+	// The harness's tenants reach the loopback sources their tests start;
+	// tests of the grants themselves turn the switch off.
+	c.DataSourceAllowedNetworks, c.DataSourceGrantAll = "127.0.0.0/8", true
 	return &c
 }
 
