@@ -60,11 +60,12 @@ func newServiceRig(t *testing.T) (*Service, *recordingRemediations, *slackfake.S
 	for _, u := range []models.User{
 		{ID: "usr_admin", TenantID: "ten_a", Email: "admin@a.example", Name: "A", Role: models.RoleAdmin, CreatedAt: now},
 		{ID: "usr_viewer", TenantID: "ten_a", Email: "viewer@a.example", Name: "V", Role: models.RoleViewer, CreatedAt: now},
+		{ID: "usr_operator", TenantID: "ten_a", Email: "operator@a.example", Name: "O", Role: models.RoleOperator, CreatedAt: now},
 		{ID: "usr_other", TenantID: "ten_b", Email: "admin@b.example", Name: "B", Role: models.RoleOwner, CreatedAt: now},
 	} {
 		must(t, r.db.DB().Create(&u).Error)
 	}
-	for id, email := range map[string]string{"U1": "admin@a.example", "U2": "viewer@a.example", "U3": "admin@b.example", "U4": "nobody@a.example"} {
+	for id, email := range map[string]string{"U1": "admin@a.example", "U2": "viewer@a.example", "U3": "admin@b.example", "U4": "nobody@a.example", "U5": "operator@a.example"} {
 		r.fake.AddUser(slackfake.User{ID: id, Email: email, Confirmed: true})
 	}
 	rems := &recordingRemediations{hash: "h1"}
@@ -119,6 +120,10 @@ func TestInteractionRefusalsChangeNothing(t *testing.T) {
 		"value without a hash": {click("U1", ActionApprove, "rem_1"), "not one Causeway understands"},
 		"an action not ours":   {click("U1", "delete", "rem_1:h1"), "not one Causeway understands"},
 		"viewer rejecting":     {click("U2", ActionReject, "rem_1:h1"), "may not approve or reject"},
+		// Operators open and investigate incidents; deciding is for owners
+		// and admins.
+		"operator":           {click("U5", ActionApprove, "rem_1:h1"), "may not approve"},
+		"operator rejecting": {click("U5", ActionReject, "rem_1:h1"), "may not approve or reject"},
 	} {
 		reply, err := svc.Interaction(ctx, "ten_a", signed("sign", now, c.body))
 		if err != nil || reply.ResponseType != "ephemeral" || !strings.Contains(reply.Text, c.says) {
