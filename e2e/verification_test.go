@@ -24,14 +24,42 @@ import (
 type switchingProxy struct {
 	*httptest.Server
 	target atomic.Pointer[url.URL]
+	// hold, when set, makes the next request wait: it is announced on held
+	// and goes on when release is closed or its client gives up.
+	hold    atomic.Bool
+	held    chan struct{}
+	release chan struct{}
 }
 
 func newSwitchingProxy(t *testing.T, first string) *switchingProxy {
-	p := &switchingProxy{}
+	p := &switchingProxy{held: make(chan struct{}, 1), release: make(chan struct{})}
 	p.point(t, first)
-	p.Server = httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(p.target.Load()) }})
-	t.Cleanup(p.Close)
+	rp := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(p.target.Load()) }}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.hold.CompareAndSwap(true, false) {
+			p.held <- struct{}{}
+			select {
+			case <-p.release:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		p.Release()
+		p.Close()
+	})
 	return p
+}
+
+// Release lets a held request go on; later calls do nothing.
+func (p *switchingProxy) Release() {
+	select {
+	case <-p.release:
+	default:
+		close(p.release)
+	}
 }
 
 func (p *switchingProxy) point(t *testing.T, to string) {
