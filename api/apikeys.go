@@ -16,6 +16,8 @@ type apiKeyJSON struct {
 	Prefix    string    `json:"prefix"`
 	Status    string    `json:"status"`
 	CreatedAt time.Time `json:"createdAt"`
+	// Routes are the webhook routes the key may post to; absent is all.
+	Routes []string `json:"routes,omitempty"`
 }
 
 // createdAPIKeyJSON is the 201 body of POST /v1/api-keys, the only place the
@@ -27,7 +29,7 @@ type createdAPIKeyJSON struct {
 }
 
 func toAPIKey(k *identity.APIKey) apiKeyJSON {
-	return apiKeyJSON{KeyID: k.ID, Name: k.Name, Prefix: k.Prefix, Status: k.Status, CreatedAt: k.CreatedAt.UTC()}
+	return apiKeyJSON{KeyID: k.ID, Name: k.Name, Prefix: k.Prefix, Status: k.Status, CreatedAt: k.CreatedAt.UTC(), Routes: k.Routes}
 }
 
 func (h *handlers) createAPIKey(c *gin.Context) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/causeway/causeway/providers"
@@ -184,5 +185,53 @@ func TestUnlimitedQuotaReportsMinusOne(t *testing.T) {
 	var e errorBody
 	if st, _ := s2.do(t, "POST", "/v1/incidents/chat", tk2.AccessToken, map[string]string{"title": "disk full", "description": "db-1 /var at 97%"}, &e); st != http.StatusTooManyRequests {
 		t.Fatalf("over quota: %d %+v", st, e)
+	}
+}
+
+// TestScopedKeysPostOnlyWhereTheyMay: a key made for some routes is refused
+// on the others before anything else is read, a key with no routes posts
+// anywhere, and a route that does not exist is refused when the key is made.
+func TestScopedKeysPostOnlyWhereTheyMay(t *testing.T) {
+	s := startAPI(t, apiConfig(t))
+	owner := s.signup(t, "owner@example.com")
+	scoped := func(routes ...string) (key, secret string, st int, e errorBody) {
+		var k struct {
+			Key, WebhookSecret string
+			Routes             []string
+			Error, Message     string
+		}
+		st, _ = s.do(t, "POST", "/v1/api-keys", owner.AccessToken, map[string]any{"name": "scoped", "routes": routes}, &k)
+		if st == http.StatusCreated && strings.Join(k.Routes, ",") != strings.Join(routes, ",") {
+			t.Errorf("created with routes %v, answered %v", routes, k.Routes)
+		}
+		return k.Key, k.WebhookSecret, st, errorBody{Error: k.Error, Message: k.Message}
+	}
+	deploysOnly, deploySecret, st, _ := scoped("change", "github")
+	if st != http.StatusCreated {
+		t.Fatalf("create a deploys-only key: %d", st)
+	}
+	if st, _, e := s.hook(t, owner.TenantID, deploysOnly, deploySecret, "a-1"); st != http.StatusForbidden || e.Error != "forbidden" || !strings.Contains(e.Message, "change, github") {
+		t.Errorf("a deploys-only key opening an incident: %d %+v, want 403 naming its routes", st, e)
+	}
+	alerts, alertSecret, _, _ := scoped("custom")
+	if st, _, e := s.hook(t, owner.TenantID, alerts, alertSecret, "a-2"); st != http.StatusAccepted {
+		t.Errorf("a custom-only key on the custom route: %d %+v", st, e)
+	}
+	req, _ := http.NewRequest("POST", s.URL+"/v1/webhooks/"+owner.TenantID+"/change", strings.NewReader(`{}`))
+	req.Header.Set("X-API-Key", alerts)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a custom-only key recording a change: %d, want 403", resp.StatusCode)
+	}
+	anywhere, anySecret := s.apiKey(t, owner.AccessToken, "all routes")
+	if st, _, e := s.hook(t, owner.TenantID, anywhere, anySecret, "a-3"); st != http.StatusAccepted {
+		t.Errorf("a key with no routes: %d %+v", st, e)
+	}
+	if _, _, st, e := scoped("custom", "nagios"); st != http.StatusBadRequest || !strings.Contains(e.Message, "nagios") {
+		t.Errorf("a route that does not exist: %d %+v", st, e)
 	}
 }

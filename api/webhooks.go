@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"net/http"
+	"path"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -30,6 +31,14 @@ func webhookAuth(ingest *service.Ingest, refused func(*gin.Context)) gin.Handler
 				refused(c)
 			}
 			fail(c, err)
+			return
+		}
+		route := c.Param("provider")
+		if route == "" {
+			route = path.Base(c.FullPath()) // the change and GitHub feeds
+		}
+		if !k.Allows(route) {
+			fail(c, errcode.New(errcode.Forbidden, "this API key may post only to %s, not to %s", strings.Join(k.Routes, ", "), route))
 			return
 		}
 		if c.Param("provider") == "" {

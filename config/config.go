@@ -84,6 +84,8 @@ type Config struct {
 
 	QuotaEventsPerMonth         int `mapstructure:"quota_events_per_month"`
 	QuotaInvestigationsPerMonth int `mapstructure:"quota_investigations_per_month"`
+	// QuotaUsers is the free plan's cap on a tenant's users.
+	QuotaUsers int `mapstructure:"quota_users"`
 	RateLimitPerMinute          int `mapstructure:"rate_limit_per_minute"`
 	// Plans holds the team and enterprise plans' monthly quotas; the free
 	// plan's are QuotaEventsPerMonth and QuotaInvestigationsPerMonth.
@@ -91,9 +93,10 @@ type Config struct {
 	// AuthRateLimitPerMinute limits sign-up, login and refresh per client IP: each
 	// login costs a bcrypt comparison, and password guessing must be slow.
 	AuthRateLimitPerMinute int `mapstructure:"auth_rate_limit_per_minute"`
-	// WebhookIPRateLimitPerMinute limits webhook deliveries per client address
-	// (IPv6: per /64) before the API key is even looked up, so guessing keys
-	// cannot make the database work without bound.
+	// WebhookIPRateLimitPerMinute limits, per client address (IPv6: per /64),
+	// the webhook deliveries whose API key is refused; past it the address is
+	// refused before any key is looked up, so guessing keys cannot make the
+	// database work without bound.
 	WebhookIPRateLimitPerMinute int `mapstructure:"webhook_ip_rate_limit_per_minute"`
 	// TrustedProxies lists the reverse proxies (IPs or CIDRs, comma-separated)
 	// whose X-Forwarded-For is believed; empty trusts none, so a client cannot
@@ -180,6 +183,8 @@ type PlansConfig struct {
 type PlanQuota struct {
 	EventsPerMonth         int `mapstructure:"events_per_month"`
 	InvestigationsPerMonth int `mapstructure:"investigations_per_month"`
+	// Users caps the tenant's users (not monthly); 0 means unlimited.
+	Users int `mapstructure:"users"`
 }
 
 // Load reads defaults, then the YAML file (when path is not empty), then CAUSEWAY_*
@@ -330,7 +335,7 @@ func (c *Config) TemporalUILink() string {
 // existed, so an upgrade changes nothing for tenants already running.
 func (c *Config) PlanQuotas() map[string]PlanQuota {
 	return map[string]PlanQuota{
-		"free":       {EventsPerMonth: c.QuotaEventsPerMonth, InvestigationsPerMonth: c.QuotaInvestigationsPerMonth},
+		"free":       {EventsPerMonth: c.QuotaEventsPerMonth, InvestigationsPerMonth: c.QuotaInvestigationsPerMonth, Users: c.QuotaUsers},
 		"team":       c.Plans.Team,
 		"enterprise": c.Plans.Enterprise,
 	}

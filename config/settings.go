@@ -103,10 +103,13 @@ var settings = []setting{
 	// in Validate.
 	{key: "quota_events_per_month", def: 10000, doc: "monthly event quota of the `free` plan, where every new tenant starts (0 = unlimited, reported as `eventsRemaining: -1`)"},
 	{key: "quota_investigations_per_month", def: 1000, doc: "monthly investigation quota of the `free` plan (0 = unlimited, reported as `investigationsRemaining: -1`)"},
+	{key: "quota_users", def: 10, check: unlimitedOrMore, doc: "users a tenant on the `free` plan may have, people created by SSO included"},
 	{key: "plan.team.events_per_month", def: 100000, check: unlimitedOrMore, doc: "monthly event quota of the `team` plan"},
 	{key: "plan.team.investigations_per_month", def: 10000, check: unlimitedOrMore, doc: "monthly investigation quota of the `team` plan"},
+	{key: "plan.team.users", def: 100, check: unlimitedOrMore, doc: "users a tenant on the `team` plan may have"},
 	{key: "plan.enterprise.events_per_month", def: 0, check: unlimitedOrMore, doc: "monthly event quota of the `enterprise` plan, the one with single sign-on"},
 	{key: "plan.enterprise.investigations_per_month", def: 0, check: unlimitedOrMore, doc: "monthly investigation quota of the `enterprise` plan"},
+	{key: "plan.enterprise.users", def: 0, check: unlimitedOrMore, doc: "users a tenant on the `enterprise` plan may have"},
 	{key: "rate_limit_per_minute", def: 1200, check: unlimitedOrMore, doc: "requests per minute per tenant; webhook deliveries have their own per-tenant budget of the same size, shared by all of the tenant's keys"},
 	{key: "auth_rate_limit_per_minute", def: 60, check: unlimitedOrMore, doc: "sign-up, login, refresh and password-reset requests per minute per client IP, per /64 for IPv6"},
 	{key: "webhook_ip_rate_limit_per_minute", def: 6000, check: unlimitedOrMore, doc: "webhook deliveries with a refused API key per minute per client IP, per /64 for IPv6; once spent, every delivery from that address is refused for a minute before any key is looked up. Deliveries with a valid key never spend it, so tenants sharing a sender do not hold each other back"},

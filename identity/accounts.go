@@ -403,13 +403,34 @@ func (a *Accounts) CreateUser(ctx context.Context, p auth.Principal, in CreateUs
 		return nil, err
 	}
 	u.TenantID = p.TenantID
-	if err := a.store.CreateUser(ctx, u); err != nil {
-		if errors.Is(err, models.ErrConflict) {
+	limit, plan, err := a.userCap(ctx, p.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.store.CreateUserCapped(ctx, u, limit); err != nil {
+		switch {
+		case errors.Is(err, models.ErrConflict):
 			return nil, errcode.New(errcode.EmailTaken, "an account with this e-mail already exists")
+		case errors.Is(err, models.ErrUserCap):
+			return nil, userCapErr(plan, limit)
 		}
 		return nil, errcode.Down("the database", err)
 	}
 	return u, nil
+}
+
+// userCap is how many users the tenant's plan allows (0: no cap), and the
+// plan's name.
+func (a *Accounts) userCap(ctx context.Context, tenantID string) (int, string, error) {
+	t, err := a.store.TenantByID(ctx, tenantID)
+	if err != nil {
+		return 0, "", errcode.Down("the database", err)
+	}
+	return a.plans[t.Plan].Users, t.Plan, nil
+}
+
+func userCapErr(plan string, limit int) error {
+	return errcode.New(errcode.PlanRequired, "the %s plan allows %d users; remove one, or ask the operator for a larger plan", plan, limit)
 }
 
 // ListUsers returns the caller's tenant's users.

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -10,6 +11,7 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/models"
+	"github.com/causeway/causeway/providers"
 )
 
 // Bounds of API key input. A tenant-supplied webhook secret (PagerDuty and Sentry
@@ -46,6 +48,33 @@ func NewAPIKeys(store *models.Store, sealer *auth.Sealer, revoked func(keyID str
 type CreateAPIKeyInput struct {
 	Name          string `json:"name"`
 	WebhookSecret string `json:"webhookSecret"`
+	// Routes limits the key to these webhook routes (WebhookRoutes); empty
+	// lets it post to every one.
+	Routes []string `json:"routes"`
+}
+
+// WebhookRoutes are the routes a key may be limited to: each provider's
+// alert webhook by its name, and the change and GitHub feeds of recorded
+// changes. A key that only feeds deploys then cannot open incidents, and an
+// Alertmanager's key cannot record changes.
+func WebhookRoutes() []string { return append(providers.Names(), "change", "github") }
+
+// validRoutes sorts and dedupes routes and refuses any that is not a
+// webhook route.
+func validRoutes(routes []string) ([]string, error) {
+	known := WebhookRoutes()
+	var out []string
+	for _, r := range routes {
+		r = strings.TrimSpace(r)
+		if !slices.Contains(known, r) {
+			return nil, errcode.Invalid("routes: %q is not a webhook route; use any of %s", r, strings.Join(known, ", "))
+		}
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // CreatedAPIKey is a new key with the plaintexts the caller must copy now.
@@ -70,10 +99,14 @@ func (s *APIKeys) Create(ctx context.Context, p auth.Principal, in CreateAPIKeyI
 	case secret == "":
 		secret = auth.NewWebhookSecret()
 	}
+	routes, err := validRoutes(in.Routes)
+	if err != nil {
+		return nil, err
+	}
 	plain := auth.NewAPIKey()
 	k := APIKey{
 		ID: models.NewID("key"), TenantID: p.TenantID, Name: name, Prefix: auth.KeyDisplayPrefix(plain),
-		KeyHash: auth.SHA256Hex(plain), Status: APIKeyActive, CreatedAt: s.now().UTC(),
+		KeyHash: auth.SHA256Hex(plain), Status: APIKeyActive, CreatedAt: s.now().UTC(), Routes: routes,
 	}
 	k.SecretEnc = s.sealer.Encrypt([]byte(secret), []byte(k.ID))
 	if err := s.own.CreateAPIKeyWithin(ctx, &k, MaxAPIKeysPerTenant); err != nil {

@@ -311,7 +311,7 @@ func mapRole(c *SSOConnection, values []string) string {
 
 // signIn finds or creates the provider's subject's user in the tenant and
 // issues the token pair login returns.
-func (s *SSO) signIn(ctx context.Context, c *SSOConnection, subject, email, name string, roleValues []string) (TokenPair, error) {
+func (s *SSO) signIn(ctx context.Context, c *SSOConnection, subject, email string, emailVerified bool, name string, roleValues []string) (TokenPair, error) {
 	email, err := validEmail(email)
 	if err != nil {
 		return TokenPair{}, errcode.New(errcode.Unauthorized, "the identity provider sent no valid e-mail address for this person")
@@ -320,9 +320,15 @@ func (s *SSO) signIn(ctx context.Context, c *SSOConnection, subject, email, name
 	if name == "" || utf8.RuneCountInString(name) > 200 {
 		name, _, _ = strings.Cut(email, "@")
 	}
+	limit, plan, err := s.accounts.userCap(ctx, c.TenantID)
+	if err != nil {
+		return TokenPair{}, err
+	}
 	u, err := s.own.SignInSSOUser(ctx, SSOUser{TenantID: c.TenantID, Subject: subject, Email: email, Name: name,
-		Role: mapRole(c, roleValues)}, s.now().UTC(), func() string { return models.NewID("usr") })
+		Role: mapRole(c, roleValues), EmailVerified: emailVerified, MaxUsers: limit}, s.now().UTC(), func() string { return models.NewID("usr") })
 	switch {
+	case errors.Is(err, models.ErrUserCap):
+		return TokenPair{}, userCapErr(plan, limit)
 	case errors.Is(err, models.ErrConflict):
 		return TokenPair{}, errcode.New(errcode.EmailTaken, "an account with this e-mail belongs to another tenant")
 	case errors.Is(err, ErrOwnerAccount):

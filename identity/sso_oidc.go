@@ -143,7 +143,8 @@ func (s *SSO) OIDCCallback(ctx context.Context, tenantID, code, state, cookie st
 		return TokenPair{}, errcode.New(errcode.Unauthorized, "the ID token's claims are malformed")
 	}
 	email, _ := claims["email"].(string)
-	if v, ok := claims["email_verified"].(bool); ok && !v {
+	verified, asserted := claims["email_verified"].(bool)
+	if asserted && !verified {
 		return TokenPair{}, errcode.New(errcode.Unauthorized, "the identity provider has not verified this person's e-mail")
 	}
 	name, _ := claims["name"].(string)
@@ -151,5 +152,5 @@ func (s *SSO) OIDCCallback(ctx context.Context, tenantID, code, state, cookie st
 	if c.RoleAttribute != "" {
 		roles = claimValues(claims[c.RoleAttribute])
 	}
-	return s.signIn(ctx, c, "oidc|"+idt.Issuer+"|"+idt.Subject, email, name, roles)
+	return s.signIn(ctx, c, "oidc|"+idt.Issuer+"|"+idt.Subject, email, verified, name, roles)
 }

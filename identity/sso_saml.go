@@ -291,7 +291,8 @@ func (s *SSO) SAMLACS(ctx context.Context, tenantID, samlResponse, relayState st
 	if c.RoleAttribute != "" {
 		roles = attrs[c.RoleAttribute]
 	}
-	return s.signIn(ctx, c, "saml|"+sp.IDPMetadata.EntityID+"|"+a.Subject.NameID.Value, email, name, roles)
+	// SAML has no standard assertion that the IdP verified the address.
+	return s.signIn(ctx, c, "saml|"+sp.IDPMetadata.EntityID+"|"+a.Subject.NameID.Value, email, false, name, roles)
 }
 
 // oneAssertion refuses a response that holds anything but exactly one

@@ -42,7 +42,11 @@ type APIKey struct {
 	CreatedAt  time.Time
 	RevokedAt  *time.Time
 	LastUsedAt *time.Time
+	// Routes are the webhook routes the key may post to (WebhookRoutes);
+	// empty is every route, as for keys made before routes could be named.
+	Routes []string `gorm:"type:text;serializer:json"`
 }
+
 
 // TableName keeps the table name readable in SQL consoles.
 func (APIKey) TableName() string { return "api_keys" }

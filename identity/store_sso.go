@@ -120,6 +120,14 @@ type SSOUser struct {
 	Email    string
 	Name     string
 	Role     string
+	// EmailVerified is whether the provider asserted that the person
+	// controls Email (OIDC's email_verified). Only then does a user created
+	// here count as owning the address, which lets a GitHub or Google
+	// identity with that address be linked to it automatically.
+	EmailVerified bool
+	// MaxUsers is the tenant's plan's cap on users (0: none): a person the
+	// provider admits is not created past it.
+	MaxUsers int
 }
 
 // ErrOwnerAccount refuses to hand an owner's account to an identity
@@ -155,7 +163,16 @@ func (s *Store) SignInSSOUser(ctx context.Context, in SSOUser, now time.Time, ne
 			u, err = models.FirstRow[models.User](tx.Where("email = ?", in.Email))
 			switch {
 			case errors.Is(err, models.ErrNotFound):
-				u = &models.User{ID: newID(), TenantID: in.TenantID, Email: in.Email, Name: in.Name, Role: in.Role, EmailVerifiedAt: &now, CreatedAt: now}
+				if err := models.LockTenant(tx, in.TenantID); err != nil {
+					return err
+				}
+				if err := models.UnderUserCap(tx, in.TenantID, in.MaxUsers); err != nil {
+					return err
+				}
+				u = &models.User{ID: newID(), TenantID: in.TenantID, Email: in.Email, Name: in.Name, Role: in.Role, CreatedAt: now}
+				if in.EmailVerified {
+					u.EmailVerifiedAt = &now
+				}
 				if err := tx.Create(u).Error; err != nil {
 					return err
 				}

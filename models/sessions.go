@@ -43,21 +43,59 @@ func (s *Store) RevokeSessionsNotBy(ctx context.Context, tenantID, method, keep 
 		Update("revoked_at", now.UTC()).Error
 }
 
-// lockTenant serialises the changes to one tenant's owners, so two owners
-// removing each other at once cannot both succeed. SQLite runs one writer
-// at a time and needs no lock.
-func (s *Store) lockTenant(tx *gorm.DB, tenantID string) error {
-	if s.dialect != "postgres" {
+// LockTenant serialises, inside tx, the changes to one tenant's people: two
+// owners removing each other at once cannot both succeed, and concurrent
+// sign-ups of users cannot pass the plan's cap together. SQLite runs one
+// writer at a time and needs no lock.
+func LockTenant(tx *gorm.DB, tenantID string) error {
+	if tx.Dialector.Name() != "postgres" {
 		return nil
 	}
 	return tx.Exec("SELECT id FROM tenants WHERE id = ? FOR UPDATE", tenantID).Error
+}
+
+// ErrUserCap refuses a user past the tenant's plan's cap.
+var ErrUserCap = errors.New("the tenant has as many users as its plan allows")
+
+// UnderUserCap reports, inside tx and under LockTenant, ErrUserCap when the
+// tenant already has max users; max 0 is unlimited.
+func UnderUserCap(tx *gorm.DB, tenantID string, max int) error {
+	if max <= 0 {
+		return nil
+	}
+	var n int64
+	if err := tx.Model(&User{}).Where("tenant_id = ?", tenantID).Count(&n).Error; err != nil {
+		return err
+	}
+	if n >= int64(max) {
+		return ErrUserCap
+	}
+	return nil
+}
+
+// CreateUserCapped adds a user to a tenant that has fewer than max users (0:
+// no cap). ErrConflict means the e-mail is taken, ErrUserCap the cap reached.
+func (s *Store) CreateUserCapped(ctx context.Context, u *User, max int) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := LockTenant(tx, u.TenantID); err != nil {
+			return err
+		}
+		if err := UnderUserCap(tx, u.TenantID, max); err != nil {
+			return err
+		}
+		return tx.Create(u).Error
+	})
+	if IsUniqueViolation(err) {
+		return ErrConflict
+	}
+	return err
 }
 
 // ownerChange loads the tenant's user under the tenant's lock and refuses,
 // with ErrLastOwner, a change that takes away the last owner. allowed sees
 // the user before anything is written and may veto the change.
 func (s *Store) ownerChange(tx *gorm.DB, tenantID, userID string, losesOwner func(*User) bool, allowed func(*User) error) (*User, error) {
-	if err := s.lockTenant(tx, tenantID); err != nil {
+	if err := LockTenant(tx, tenantID); err != nil {
 		return nil, err
 	}
 	u, err := FirstRow[User](tx.Where("id = ? AND tenant_id = ?", userID, tenantID))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/causeway/causeway/auth"
@@ -91,7 +92,15 @@ const unknownKeyTTL = 30 * time.Second
 type WebhookKey struct {
 	ID       string
 	TenantID string
-	secret   []byte
+	// Routes are the webhook routes the key may post to; empty is all.
+	Routes []string
+	secret []byte
+}
+
+// Allows reports whether the key may post to route (a provider's name,
+// "change" or "github").
+func (k *WebhookKey) Allows(route string) bool {
+	return len(k.Routes) == 0 || slices.Contains(k.Routes, route)
 }
 
 // AlertOutcome is what became of one alert of a delivery.
@@ -193,7 +202,7 @@ func (s *Ingest) verifyKey(ctx context.Context, hash string) (*WebhookKey, error
 			s.log.Warn("could not record API key use", slog.String("key_id", k.ID), slog.Any("error", err))
 		}
 	}
-	return &WebhookKey{ID: k.ID, TenantID: k.TenantID, secret: secret}, nil
+	return &WebhookKey{ID: k.ID, TenantID: k.TenantID, Routes: k.Routes, secret: secret}, nil
 }
 
 // Receive verifies the delivery's signature with the key's secret, normalizes it

@@ -41,14 +41,16 @@ func TestIncidentWriterRefusesBacklog(t *testing.T) {
 // the share frees as the writer takes the storm's alerts.
 func TestOneTenantsStormLeavesRoomForOthers(t *testing.T) {
 	w := newIncidentWriter(nil)
-	w.running = batchWriters // the writers are busy; nothing drains the queue
+	w.running = batchWriters   // the writers are busy; nothing drains the queue
 	const share = queueMax / 4 // the documented share, not the constant under test
 	for i := range share {
 		w.queue = append(w.queue, &incidentJob{item: models.NewIncident{Incident: &models.Incident{ID: fmt.Sprint("inc_", i), TenantID: "ten_storm"}}})
 	}
 	w.waiting["ten_storm"] = share
 	more := make(chan error, 1)
-	go func() { more <- w.create(&models.Incident{ID: "inc_more", TenantID: "ten_storm"}, models.TimelineEntry{}) }()
+	go func() {
+		more <- w.create(&models.Incident{ID: "inc_more", TenantID: "ten_storm"}, models.TimelineEntry{})
+	}()
 	select {
 	case err := <-more:
 		if !errors.Is(err, errWriterBacklog) {
@@ -58,7 +60,9 @@ func TestOneTenantsStormLeavesRoomForOthers(t *testing.T) {
 		t.Fatal("the storming tenant's alert past its share was queued instead of refused")
 	}
 	quiet := make(chan error, 1)
-	go func() { quiet <- w.create(&models.Incident{ID: "inc_quiet", TenantID: "ten_quiet"}, models.TimelineEntry{}) }()
+	go func() {
+		quiet <- w.create(&models.Incident{ID: "inc_quiet", TenantID: "ten_quiet"}, models.TimelineEntry{})
+	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		w.mu.Lock()
