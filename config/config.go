@@ -85,8 +85,8 @@ type Config struct {
 	QuotaEventsPerMonth         int `mapstructure:"quota_events_per_month"`
 	QuotaInvestigationsPerMonth int `mapstructure:"quota_investigations_per_month"`
 	// QuotaUsers is the free plan's cap on a tenant's users.
-	QuotaUsers int `mapstructure:"quota_users"`
-	RateLimitPerMinute          int `mapstructure:"rate_limit_per_minute"`
+	QuotaUsers         int `mapstructure:"quota_users"`
+	RateLimitPerMinute int `mapstructure:"rate_limit_per_minute"`
 	// Plans holds the team and enterprise plans' monthly quotas; the free
 	// plan's are QuotaEventsPerMonth and QuotaInvestigationsPerMonth.
 	Plans PlansConfig `mapstructure:"plan"`

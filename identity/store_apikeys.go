@@ -47,7 +47,6 @@ type APIKey struct {
 	Routes []string `gorm:"type:text;serializer:json"`
 }
 
-
 // TableName keeps the table name readable in SQL consoles.
 func (APIKey) TableName() string { return "api_keys" }
 
