@@ -213,15 +213,16 @@ func TestPlanQuotas(t *testing.T) {
 		"CAUSEWAY_QUOTA_EVENTS_PER_MONTH":                   "50",
 		"CAUSEWAY_PLAN_TEAM_EVENTS_PER_MONTH":               "5000",
 		"CAUSEWAY_PLAN_ENTERPRISE_INVESTIGATIONS_PER_MONTH": "900",
+		"CAUSEWAY_PLAN_TEAM_USERS":                          "25",
 	})
 	c, err := Load("", ModeProduction)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]PlanQuota{
-		"free":       {EventsPerMonth: 50, InvestigationsPerMonth: 1000},
-		"team":       {EventsPerMonth: 5000, InvestigationsPerMonth: 10000},
-		"enterprise": {EventsPerMonth: 0, InvestigationsPerMonth: 900},
+		"free":       {EventsPerMonth: 50, InvestigationsPerMonth: 1000, Users: 10},
+		"team":       {EventsPerMonth: 5000, InvestigationsPerMonth: 10000, Users: 25},
+		"enterprise": {EventsPerMonth: 0, InvestigationsPerMonth: 900, Users: 0},
 	}
 	if got := c.PlanQuotas(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("plan quotas %v, want %v", got, want)
