@@ -17,7 +17,7 @@ type tenantView struct {
 	Name     string `json:"name"`
 	Plan     string `json:"plan"`
 	Quotas   struct {
-		Events, Investigations struct{ Limit, Used, Remaining int }
+		Events, Investigations, Users struct{ Limit, Used, Remaining int }
 	} `json:"quotas"`
 	PeriodStart time.Time `json:"periodStart"`
 	PeriodEnd   time.Time `json:"periodEnd"`
@@ -73,6 +73,7 @@ func TestPlanQuotasAtTheBoundaryAndMidMonthChange(t *testing.T) {
 	cfg.QuotaEventsPerMonth, cfg.QuotaInvestigationsPerMonth = 4, 2
 	cfg.Plans.Team.EventsPerMonth, cfg.Plans.Team.InvestigationsPerMonth = 6, 3
 	cfg.Plans.Enterprise.EventsPerMonth, cfg.Plans.Enterprise.InvestigationsPerMonth = 9, 0
+	cfg.QuotaUsers, cfg.Plans.Enterprise.Users = 3, 0
 	s := startAPI(t, cfg)
 	owner := s.signup(t, "plans@example.com")
 	plans := identity.NewPlans(s.app.Store, cfg.PlanQuotas())
@@ -84,6 +85,7 @@ func TestPlanQuotasAtTheBoundaryAndMidMonthChange(t *testing.T) {
 	if v.TenantID != owner.TenantID || v.Name != "Acme" || v.Plan != "free" || v.SSO != nil ||
 		v.Quotas.Events.Limit != 4 || v.Quotas.Events.Used != 0 || v.Quotas.Events.Remaining != 4 ||
 		v.Quotas.Investigations.Limit != 2 || v.Quotas.Investigations.Remaining != 2 ||
+		v.Quotas.Users.Limit != 3 || v.Quotas.Users.Used != 1 || v.Quotas.Users.Remaining != 2 ||
 		!v.PeriodStart.Equal(wantStart) || !v.PeriodEnd.Equal(wantStart.AddDate(0, 1, 0)) {
 		t.Fatalf("new tenant: %+v", v)
 	}
@@ -106,7 +108,8 @@ func TestPlanQuotasAtTheBoundaryAndMidMonthChange(t *testing.T) {
 	}
 	v = s.tenant(t, owner.AccessToken)
 	if v.Plan != "enterprise" || v.Quotas.Events.Used != 6 || v.Quotas.Events.Remaining != 3 ||
-		v.Quotas.Investigations.Limit != 0 || v.Quotas.Investigations.Remaining != -1 {
+		v.Quotas.Investigations.Limit != 0 || v.Quotas.Investigations.Remaining != -1 ||
+		v.Quotas.Users.Limit != 0 || v.Quotas.Users.Remaining != -1 {
 		t.Fatalf("after the upgrade: %+v", v)
 	}
 	if got := s.burst(t, owner.AccessToken, 8); got[http.StatusCreated] != 3 || got[http.StatusTooManyRequests] != 5 {

@@ -22,6 +22,7 @@ type tenantJSON struct {
 type tenantQuotasJSON struct {
 	Events         identity.QuotaUse `json:"events"`
 	Investigations identity.QuotaUse `json:"investigations"`
+	Users          identity.QuotaUse `json:"users"`
 }
 
 func (h *handlers) getTenant(c *gin.Context) {
@@ -32,7 +33,7 @@ func (h *handlers) getTenant(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, tenantJSON{
 		TenantID: o.Tenant.ID, Name: o.Tenant.Name, Plan: o.Tenant.Plan,
-		Quotas:      tenantQuotasJSON{Events: o.Events, Investigations: o.Inv},
+		Quotas:      tenantQuotasJSON{Events: o.Events, Investigations: o.Inv, Users: o.Users},
 		PeriodStart: o.PeriodStart, PeriodEnd: o.PeriodEnd, SSO: o.SSO,
 	})
 }

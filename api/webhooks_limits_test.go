@@ -14,6 +14,7 @@ import (
 
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/internal/testdb"
+	"github.com/causeway/causeway/internal/testenv"
 	"github.com/causeway/causeway/providers"
 )
 
@@ -140,27 +141,8 @@ func TestWebhookRejectionLogs(t *testing.T) {
 // guards against a request that never ends.
 func TestWebhookResolveBounded(t *testing.T) {
 	// A Temporal that accepts connections and never answers.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	e := newHookEnvTemporal(t, 100, l.Addr().String())
+	silent := testenv.Listen(t, func(ctx context.Context, _ net.Conn) { <-ctx.Done() })
+	e := newHookEnvTemporal(t, 100, silent)
 	tn := e.tenant(t)
 	if st, raw := send(t, e.signed(t, tn, alertBody("res-1", "to resolve")), nil); st != http.StatusAccepted {
 		t.Fatalf("firing: %d %s", st, raw)

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -78,10 +79,12 @@ func endpointsOf(ctx context.Context, hostPort string) []egress.Endpoint {
 		addrs, _ = net.DefaultResolver.LookupNetIP(rctx, "ip", host)
 		cancel()
 	}
-	var nets []netip.Prefix
+	if len(addrs) == 0 {
+		return nil
+	}
+	nets := slices.Clone(unspecifiedNets)
 	for _, a := range addrs {
 		a = a.WithZone("").Unmap()
-		nets = append(nets, unspecifiedNets...)
 		switch {
 		case a.IsUnspecified():
 			nets = append(append(nets, loopbackNets...), hostAddresses()...)

@@ -190,8 +190,39 @@ type PlanQuota struct {
 // Load reads defaults, then the YAML file (when path is not empty), then CAUSEWAY_*
 // environment variables, and validates the result. In ModeDev the secrets that are
 // not given are generated once and kept in the data dir, so tokens and encrypted
-// webhook secrets survive restarts of `make run`.
+// webhook secrets survive restarts of `make run`. In ModeAdmin, a data dir that
+// `make run` set up (its SQLite database, no CAUSEWAY_DATABASE_URL, its
+// generated keys) is read with `make run`'s defaults, so the operator's
+// commands see the installation as it runs.
 func Load(path string, mode Mode) (*Config, error) {
+	c, err := read(path, mode)
+	if err != nil {
+		return nil, err
+	}
+	switch mode {
+	case ModeDev:
+		if err := c.fillDevSecrets(); err != nil {
+			return nil, err
+		}
+	case ModeAdmin:
+		if c.madeByRun() {
+			if c, err = read(path, ModeDev); err != nil {
+				return nil, err
+			}
+		}
+		if err := c.readDevSecrets(); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// read is the configuration with mode's defaults, before secrets and
+// validation.
+func read(path string, mode Mode) (*Config, error) {
 	v := withDefaults(mode)
 	v.SetEnvPrefix("CAUSEWAY")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
@@ -206,20 +237,18 @@ func Load(path string, mode Mode) (*Config, error) {
 	if err := v.Unmarshal(&c); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	switch mode {
-	case ModeDev:
-		if err := c.fillDevSecrets(); err != nil {
-			return nil, err
-		}
-	case ModeAdmin:
-		if err := c.readDevSecrets(); err != nil {
-			return nil, err
-		}
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
 	return &c, nil
+}
+
+// madeByRun reports whether the configuration names `make run`'s own
+// installation: its SQLite database in a data dir holding the keys it
+// generated.
+func (c *Config) madeByRun() bool {
+	if c.DatabaseURL != "" || c.DataDir == "" {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(c.DataDir, devJWTSecretFile))
+	return err == nil
 }
 
 // withDefaults is a viper instance holding every setting's default for mode,
@@ -350,6 +379,12 @@ func (c *Config) EmbeddedTemporal() bool { return c.TemporalAddress == "" }
 // SQLitePath is where the embedded database lives when no DATABASE_URL is set.
 func (c *Config) SQLitePath() string { return filepath.Join(c.DataDir, "causeway.db") }
 
+// The files in the data dir where `make run` keeps the secrets it generated.
+const (
+	devJWTSecretFile  = "jwt.secret"
+	devSecretsKeyFile = "secrets.key"
+)
+
 // fillDevSecrets generates the secrets that `make run` may leave unset and stores
 // them (0600) in the data dir, so a restart keeps sessions and decryptable secrets.
 func (c *Config) fillDevSecrets() error {
@@ -361,12 +396,12 @@ func (c *Config) fillDevSecrets() error {
 	}
 	var err error
 	if c.AuthJWTSecret == "" {
-		if c.AuthJWTSecret, err = persistedSecret(filepath.Join(c.DataDir, "jwt.secret")); err != nil {
+		if c.AuthJWTSecret, err = persistedSecret(filepath.Join(c.DataDir, devJWTSecretFile)); err != nil {
 			return err
 		}
 	}
 	if c.SecretsKey == "" {
-		if c.SecretsKey, err = persistedSecret(filepath.Join(c.DataDir, "secrets.key")); err != nil {
+		if c.SecretsKey, err = persistedSecret(filepath.Join(c.DataDir, devSecretsKeyFile)); err != nil {
 			return err
 		}
 	}
@@ -380,7 +415,7 @@ func (c *Config) readDevSecrets() error {
 	for _, f := range []struct {
 		v    *string
 		file string
-	}{{&c.AuthJWTSecret, "jwt.secret"}, {&c.SecretsKey, "secrets.key"}} {
+	}{{&c.AuthJWTSecret, devJWTSecretFile}, {&c.SecretsKey, devSecretsKeyFile}} {
 		if *f.v != "" || c.DataDir == "" {
 			continue
 		}

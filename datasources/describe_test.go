@@ -19,29 +19,14 @@ import (
 // server's own words in the error, and returns its address.
 func refusingPostgres(t *testing.T, code, message string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				be := pgproto3.NewBackend(conn, conn)
-				if _, err := be.ReceiveStartupMessage(); err != nil {
-					return
-				}
-				be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: message})
-				_ = be.Flush()
-			}()
+	return testenv.Listen(t, func(_ context.Context, conn net.Conn) {
+		be := pgproto3.NewBackend(conn, conn)
+		if _, err := be.ReceiveStartupMessage(); err != nil {
+			return
 		}
-	}()
-	return l.Addr().String()
+		be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: message})
+		_ = be.Flush()
+	})
 }
 
 // TestTestMessagesNeverEchoTheRemote: what the test call says for each way

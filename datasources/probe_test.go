@@ -107,31 +107,17 @@ func TestProbeFindsAClosedPortAndAnUnknownName(t *testing.T) {
 }
 
 func TestProbeNeverContactsAnAddressOutsideTheAllowlist(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
+	addr := testenv.Listen(t, func(context.Context, net.Conn) { accepted.Add(1) })
 	allowed := testConnector()
-	cfg, qs := probeQueries(t, allowed, "tcp://"+l.Addr().String())
+	cfg, qs := probeQueries(t, allowed, "tcp://"+addr)
 	strict := NewConnector(Options{})
 	if _, err := strict.Prepare(context.Background(), Spec{Name: "edge", Type: TypeProbe, Settings: cfg.Settings}); err == nil {
 		t.Fatal("a probe target on loopback was accepted without loopback in the allowed networks")
 	} else if fe := (*FieldError)(nil); !errors.As(err, &fe) || fe.Field != "settings.targets[0]" {
 		t.Fatalf("refusal %v should name settings.targets[0]", err)
 	}
-	_, err = strict.Run(context.Background(), cfg, qs["tcp "+l.Addr().String()])
+	_, err := strict.Run(context.Background(), cfg, qs["tcp "+addr])
 	if !errors.Is(err, ErrBlocked) {
 		t.Fatalf("probe outside the allowlist: %v, want ErrBlocked", err)
 	}
@@ -139,7 +125,7 @@ func TestProbeNeverContactsAnAddressOutsideTheAllowlist(t *testing.T) {
 	if accepted.Load() != 0 {
 		t.Fatalf("the refused probe reached the listener %d times", accepted.Load())
 	}
-	if _, err := allowed.Run(context.Background(), cfg, qs["tcp "+l.Addr().String()]); err != nil {
+	if _, err := allowed.Run(context.Background(), cfg, qs["tcp "+addr]); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -565,28 +565,13 @@ func TestLLMAgentsReadTheGatheredFacts(t *testing.T) {
 // connection to to, until t ends; it returns the address it listens on.
 func tcpForward(t *testing.T, to string) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			in, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer in.Close()
-				out, err := net.Dial("tcp", to)
-				if err != nil {
-					return
-				}
-				defer out.Close()
-				go func() { _, _ = io.Copy(out, in); out.Close() }()
-				_, _ = io.Copy(in, out)
-			}()
+	return testenv.Listen(t, func(_ context.Context, in net.Conn) {
+		out, err := net.Dial("tcp", to)
+		if err != nil {
+			return
 		}
-	}()
-	return l.Addr().String()
+		defer out.Close()
+		go func() { _, _ = io.Copy(out, in); out.Close() }()
+		_, _ = io.Copy(in, out)
+	})
 }

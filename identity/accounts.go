@@ -407,7 +407,7 @@ func (a *Accounts) CreateUser(ctx context.Context, p auth.Principal, in CreateUs
 	if err != nil {
 		return nil, err
 	}
-	if err := a.store.CreateUserCapped(ctx, u, limit); err != nil {
+	if err := a.store.CreateUser(ctx, u, limit); err != nil {
 		switch {
 		case errors.Is(err, models.ErrConflict):
 			return nil, errcode.New(errcode.EmailTaken, "an account with this e-mail already exists")

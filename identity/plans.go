@@ -106,9 +106,11 @@ func quotaUse(limit, used int) QuotaUse {
 // TenantOverview is what GET /v1/tenant answers: the tenant's plan, what it
 // used of each quota in the current period, and its single sign-on.
 type TenantOverview struct {
-	Tenant      *models.Tenant
-	Events      QuotaUse
-	Inv         QuotaUse
+	Tenant *models.Tenant
+	Events QuotaUse
+	Inv    QuotaUse
+	// Users is the plan's cap on users (not monthly) and how many there are.
+	Users       QuotaUse
 	PeriodStart time.Time
 	PeriodEnd   time.Time
 	SSO         *SSOSummary
@@ -131,9 +133,13 @@ func (p *Plans) Overview(ctx context.Context, who auth.Principal) (TenantOvervie
 	if err != nil {
 		return TenantOverview{}, errcode.Down("the database", err)
 	}
+	users, err := p.store.CountUsers(ctx, t.ID)
+	if err != nil {
+		return TenantOverview{}, errcode.Down("the database", err)
+	}
 	start, end := models.PeriodBounds(now)
 	out := TenantOverview{Tenant: t, Events: quotaUse(t.QuotaEvents, u.Events), Inv: quotaUse(t.QuotaInvestigations, u.Investigations),
-		PeriodStart: start, PeriodEnd: end}
+		Users: quotaUse(p.quotas[t.Plan].Users, users), PeriodStart: start, PeriodEnd: end}
 	if p.sso != nil {
 		if out.SSO, err = p.sso.Summary(ctx, t.ID); err != nil {
 			return TenantOverview{}, err

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,9 +63,8 @@ func (c *sessionCache) put(key string, live bool, now time.Time) {
 func (c *sessionCache) forgetUser(userID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	prefix := userID + "/"
 	for k := range c.entries {
-		if len(k) > len(prefix) && k[:len(prefix)] == prefix {
+		if strings.HasPrefix(k, userID+"/") {
 			delete(c.entries, k)
 		}
 	}

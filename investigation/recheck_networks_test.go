@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/netip"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/causeway/causeway/analyzer"
 	"github.com/causeway/causeway/datasources"
 	"github.com/causeway/causeway/internal/testdb"
+	"github.com/causeway/causeway/internal/testenv"
 	"github.com/causeway/causeway/models"
 )
 
@@ -20,23 +20,8 @@ import (
 // tenants cite the same probe of a loopback endpoint; only the one granted
 // loopback gets an answer, and only its probe ever connects.
 func TestRecheckRunsUnderTheTenantsGrant(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
 	var accepted atomic.Int32
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	target := "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	target := testenv.Listen(t, func(context.Context, net.Conn) { accepted.Add(1) })
 	store := testdb.Open(t)
 	ctx := context.Background()
 	now := time.Now().UTC()

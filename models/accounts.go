@@ -25,16 +25,6 @@ func (s *Store) CreateTenantWithOwner(ctx context.Context, t *Tenant, u *User) e
 	return err
 }
 
-// CreateUser adds a user to an existing tenant. ErrConflict means the e-mail (or
-// OAuth identity) is taken.
-func (s *Store) CreateUser(ctx context.Context, u *User) error {
-	err := s.db.WithContext(ctx).Create(u).Error
-	if IsUniqueViolation(err) {
-		return ErrConflict
-	}
-	return err
-}
-
 // UserByEmail finds a user for login; e-mails compare case-insensitively because
 // they are stored lower-cased.
 func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {

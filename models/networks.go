@@ -7,15 +7,14 @@ import (
 	"net/netip"
 	"strings"
 
-	"gorm.io/gorm"
+	"github.com/causeway/causeway/config"
 )
 
 // TenantNetworks returns the private networks granted to a tenant's data
 // sources, as stored by SetTenantNetworks. An unknown tenant has none.
 func (s *Store) TenantNetworks(ctx context.Context, tenantID string) ([]netip.Prefix, error) {
-	var t Tenant
-	err := s.db.WithContext(ctx).Select("id", "data_source_networks").Where("id = ?", tenantID).Take(&t).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	t, err := FirstRow[Tenant](s.db.WithContext(ctx).Select("id", "data_source_networks").Where("id = ?", tenantID))
+	if errors.Is(err, ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -45,16 +44,9 @@ func (s *Store) SetTenantNetworks(ctx context.Context, tenantID string, networks
 // parseGrant reads a stored grant. Only SetTenantNetworks writes it, so an
 // unreadable one is a damaged row, reported rather than read as "none".
 func parseGrant(stored string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, part := range strings.Split(stored, ",") {
-		if part = strings.TrimSpace(part); part == "" {
-			continue
-		}
-		p, err := netip.ParsePrefix(part)
-		if err != nil {
-			return nil, fmt.Errorf("tenant networks: stored grant %q unreadable", part)
-		}
-		out = append(out, p)
+	grant, err := config.ParseNetworks(stored)
+	if err != nil {
+		return nil, fmt.Errorf("tenant networks: stored grant unreadable: %w", err)
 	}
-	return out, nil
+	return grant, nil
 }

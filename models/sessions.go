@@ -28,11 +28,6 @@ func revokeUserSessions(tx *gorm.DB, userID string, now time.Time) error {
 	return tx.Model(&RefreshToken{}).Where("user_id = ? AND revoked_at IS NULL", userID).Update("revoked_at", now.UTC()).Error
 }
 
-// RevokeUserSessions ends every refresh chain of a user in a tenant.
-func (s *Store) RevokeUserSessions(ctx context.Context, tenantID, userID string, now time.Time) error {
-	return revokeUserSessions(s.db.WithContext(ctx).Where("tenant_id = ?", tenantID), userID, now)
-}
-
 // RevokeSessionsNotBy ends the refresh chains of a tenant's users that did not
 // begin with method, except those of the user keep: turning on SSO
 // enforcement ends password and OAuth sign-ins at once, but not the sign-ins
@@ -57,14 +52,26 @@ func LockTenant(tx *gorm.DB, tenantID string) error {
 // ErrUserCap refuses a user past the tenant's plan's cap.
 var ErrUserCap = errors.New("the tenant has as many users as its plan allows")
 
+// CountUsers is how many users a tenant has.
+func (s *Store) CountUsers(ctx context.Context, tenantID string) (int, error) {
+	n, err := countUsers(s.db.WithContext(ctx), tenantID)
+	return int(n), err
+}
+
+func countUsers(tx *gorm.DB, tenantID string) (int64, error) {
+	var n int64
+	err := tx.Model(&User{}).Where("tenant_id = ?", tenantID).Count(&n).Error
+	return n, err
+}
+
 // UnderUserCap reports, inside tx and under LockTenant, ErrUserCap when the
 // tenant already has max users; max 0 is unlimited.
 func UnderUserCap(tx *gorm.DB, tenantID string, max int) error {
 	if max <= 0 {
 		return nil
 	}
-	var n int64
-	if err := tx.Model(&User{}).Where("tenant_id = ?", tenantID).Count(&n).Error; err != nil {
+	n, err := countUsers(tx, tenantID)
+	if err != nil {
 		return err
 	}
 	if n >= int64(max) {
@@ -73,9 +80,10 @@ func UnderUserCap(tx *gorm.DB, tenantID string, max int) error {
 	return nil
 }
 
-// CreateUserCapped adds a user to a tenant that has fewer than max users (0:
-// no cap). ErrConflict means the e-mail is taken, ErrUserCap the cap reached.
-func (s *Store) CreateUserCapped(ctx context.Context, u *User, max int) error {
+// CreateUser adds a user to a tenant that has fewer than max users (0: no
+// cap). ErrConflict means the e-mail (or OAuth identity) is taken,
+// ErrUserCap the cap reached.
+func (s *Store) CreateUser(ctx context.Context, u *User, max int) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := LockTenant(tx, u.TenantID); err != nil {
 			return err

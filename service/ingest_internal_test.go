@@ -14,6 +14,7 @@ import (
 	"github.com/causeway/causeway/auth"
 	"github.com/causeway/causeway/errcode"
 	"github.com/causeway/causeway/internal/testdb"
+	"github.com/causeway/causeway/internal/testenv"
 	"github.com/causeway/causeway/investigation"
 	"github.com/causeway/causeway/models"
 	"github.com/causeway/causeway/providers"
@@ -35,29 +36,8 @@ func TestResolveTimeoutFitsPagerDutyDeliveryTimeout(t *testing.T) {
 // unavailable once its own bound has passed, not when the Temporal client's
 // longer deadline would end it.
 func TestResolvedNotificationWaitsOnlyItsBound(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	t.Cleanup(func() { l.Close(); <-done })
-	tc, err := client.NewLazyClient(client.Options{HostPort: l.Addr().String()})
+	silent := testenv.Listen(t, func(ctx context.Context, _ net.Conn) { <-ctx.Done() })
+	tc, err := client.NewLazyClient(client.Options{HostPort: silent})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,15 +53,7 @@ func TestTenantCreate(t *testing.T) {
 		t.Error("a second tenant for the same owner e-mail was created")
 	}
 
-	cfg, err := config.Load("", config.ModeProduction)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := appFor(t, config.ModeProduction)
 	var stored int64
 	a.Store.DB().Table("password_reset_tokens").Where("token_hash = ?", token).Count(&stored)
 	if stored != 0 {
@@ -137,15 +129,7 @@ func TestTenantPlan(t *testing.T) {
 	if err := tenantCommand(ctx, "", []string{"create", "--name", "Bad", "--owner-email", "bad@example.com", "--plan", "gold"}, io.Discard); err == nil {
 		t.Fatal("a tenant was created on an unknown plan")
 	}
-	cfg, err := config.Load("", config.ModeProduction)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := appFor(t, config.ModeProduction)
 	read := func() (plan string, events, investigations int) {
 		row := a.Store.DB().Table("tenants").Select("plan, quota_events, quota_investigations").Where("id = ?", id).Row()
 		if err := row.Scan(&plan, &events, &investigations); err != nil {
@@ -204,8 +188,7 @@ func TestAdminCommandsUseMakeRunsKeys(t *testing.T) {
 	t.Setenv("CAUSEWAY_DATA_DIR", dir)
 	t.Setenv("CAUSEWAY_LOG_LEVEL", "warn")
 	t.Setenv("CAUSEWAY_DATABASE_URL", "")
-	dev, err := config.Load("", config.ModeDev) // what `make run` does first
-	if err != nil {
+	if _, err := config.Load("", config.ModeDev); err != nil { // what `make run` does first
 		t.Fatal(err)
 	}
 	if err := run([]string{"migrate"}); err != nil {
@@ -219,11 +202,17 @@ func TestAdminCommandsUseMakeRunsKeys(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no token printed:\n%s", out.String())
 	}
-	a, err := app.New(context.Background(), dev, slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1:1")
-	if err != nil {
+	// The commands read make run's installation with make run's settings:
+	// what a tenant's sources reach is what make run gives them.
+	id := regexp.MustCompile(`ten_[A-Za-z0-9]+`).FindString(out.String())
+	out.Reset()
+	if err := tenantCommand(context.Background(), "", []string{"networks", id}, &out); err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
+	if got := out.String(); !strings.Contains(got, "CAUSEWAY_DATASOURCE_GRANT_ALL is on") || strings.Contains(got, "Ceiling (CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS): none") {
+		t.Errorf("tenant networks against make run's data dir:\n%s", got)
+	}
+	a := appFor(t, config.ModeDev)
 	srv := httptest.NewServer(a.Router())
 	defer srv.Close()
 	body, _ := json.Marshal(map[string]string{"token": m[1], "password": "my laptop password"})
@@ -247,28 +236,15 @@ func TestAdminCommandsUseMakeRunsKeys(t *testing.T) {
 // reaches, one reaching past the ceiling is refused and changes nothing,
 // and --clear and "none" withdraw it.
 func TestTenantNetworks(t *testing.T) {
-	for k, v := range map[string]string{
-		"CAUSEWAY_DATABASE_URL": testdb.URL(t), "CAUSEWAY_DATA_DIR": t.TempDir(), "CAUSEWAY_LOG_LEVEL": "warn",
-		"CAUSEWAY_AUTH_JWT_SECRET": strings.Repeat("s", 40), "CAUSEWAY_SECRETS_KEY": "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=",
-		"CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS": "10.0.0.0/8,192.168.0.0/16",
-	} {
-		t.Setenv(k, v)
-	}
+	commandEnv(t, t.TempDir())
+	t.Setenv("CAUSEWAY_DATASOURCE_ALLOWED_NETWORKS", "10.0.0.0/8,192.168.0.0/16")
 	ctx := context.Background()
 	var out bytes.Buffer
 	if err := tenantCommand(ctx, "", []string{"create", "--name", "Net", "--owner-email", "net@example.com"}, &out); err != nil {
 		t.Fatalf("tenant create: %v\n%s", err, out.String())
 	}
 	id := regexp.MustCompile(`ten_[A-Za-z0-9]+`).FindString(out.String())
-	cfg, err := config.Load("", config.ModeProduction)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := app.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a := appFor(t, config.ModeProduction)
 	stored := func() string {
 		var s string
 		if err := a.Store.DB().Table("tenants").Select("data_source_networks").Where("id = ?", id).Row().Scan(&s); err != nil {
@@ -309,4 +285,20 @@ func TestTenantNetworks(t *testing.T) {
 			t.Fatalf("%v: %v, stored %q\n%s", withdraw, err, stored(), out.String())
 		}
 	}
+}
+
+// appFor is the application of the configuration the commands load in
+// mode, closed when t ends: what a server on the same installation sees.
+func appFor(t *testing.T, mode config.Mode) *app.App {
+	t.Helper()
+	cfg, err := config.Load("", mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), "127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a
 }

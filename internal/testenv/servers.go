@@ -82,3 +82,33 @@ func PgConn(t testing.TB, dsn string) *pgx.Conn {
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
 }
+
+// Listen accepts connections on a fresh loopback port until t ends and hands
+// each to serve in its own goroutine, closing it when serve returns; ctx ends
+// with the test, so a server that holds its connections (a peer that never
+// answers) lets them go then. It returns the address.
+func Listen(t testing.TB, serve func(ctx context.Context, c net.Conn)) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() {
+		cancel()
+		l.Close()
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				serve(ctx, c)
+			}()
+		}
+	}()
+	return l.Addr().String()
+}
